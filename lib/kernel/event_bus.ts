@@ -1,0 +1,229 @@
+/**
+ * The kernel event bus (protocol §13): per-channel rings of the last 1,024 events, sequence
+ * numbers from 0 per channel, and per-subscription bounded queues (256) so a publish never
+ * blocks. A slow subscriber loses events, and learns so from a `{dropped, latest_seq}` summary
+ * delivered exactly at the gap (D-37).
+ *
+ * Channels live in a *scope* (a session name, or "" for kernel-wide channels), so one
+ * session's transcript, render, task and user events are invisible to another (D-21).
+ * Durable channels delegate history and sequence numbers to a `DurableLog` (the journal), so
+ * sequences continue across restarts and old events replay from disk (D-20).
+ */
+
+/** One event as it travels on the wire. */
+export interface BusEvent {
+  channel: string;
+  seq: number;
+  ts: number;
+  payload: unknown;
+}
+
+/** Persistent history for durable channels (implemented by lib/store). */
+export interface DurableLog {
+  /** Append and return the assigned seq (continuing across restarts). */
+  append(key: string, ts: number, payload: unknown): number;
+  /** Events with seq > since, ascending, at most `limit` (the newest ones when limited). */
+  readSince(key: string, since: number | null, limit: number): BusEvent[];
+  /** Events with seq > since, ascending, at most `limit` (the oldest ones when limited). */
+  readAfter(key: string, since: number, limit: number): BusEvent[];
+  /** The next seq that `append` would assign. */
+  nextSeq(key: string): number;
+}
+
+/** Ring size per channel. */
+export const RING_SIZE = 1024;
+/** Pending events per subscription. */
+export const SUBSCRIBER_QUEUE = 256;
+
+type QueueItem = { event: BusEvent } | {
+  gap: { dropped: number; latest_seq: number; channel: string };
+};
+
+/** Nanoseconds since the epoch (display only; ordering uses seq). */
+export function nowNs(): number {
+  return Date.now() * 1_000_000;
+}
+
+class Channel {
+  ring: BusEvent[] = [];
+  nextSeq = 0;
+  subs = new Set<Subscription>();
+}
+
+/** A subscription: its own bounded queue drained by one writer loop. */
+export class Subscription {
+  #queue: QueueItem[] = [];
+  #wake: (() => void) | null = null;
+  #closed = false;
+  #lastSeq = -1;
+
+  constructor(
+    readonly channel: string,
+    readonly deliver: (e: BusEvent) => Promise<void>,
+  ) {
+    this.#run();
+  }
+
+  /** True once unsubscribed or the connection went away. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Number of queued items (tests, metrics). */
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  /** Enqueue without blocking; overflow turns into (or extends) a gap marker. */
+  offer(e: BusEvent): void {
+    if (this.#closed || e.seq <= this.#lastSeq) return; // replay/live overlap: dedupe by seq
+    this.#lastSeq = e.seq;
+    if (this.#queue.length >= SUBSCRIBER_QUEUE) {
+      const last = this.#queue[this.#queue.length - 1];
+      if ("gap" in last) {
+        last.gap.dropped++;
+        last.gap.latest_seq = e.seq;
+      } else {
+        this.#queue.push({ gap: { dropped: 1, latest_seq: e.seq, channel: e.channel } });
+      }
+    } else {
+      this.#queue.push({ event: e });
+    }
+    this.#wake?.();
+  }
+
+  /** Record that events up to `latestSeq` were skipped (bounded replay). */
+  offerGap(dropped: number, latestSeq: number): void {
+    if (this.#closed || dropped <= 0) return;
+    this.#lastSeq = Math.max(this.#lastSeq, latestSeq);
+    this.#queue.push({ gap: { dropped, latest_seq: latestSeq, channel: this.channel } });
+    this.#wake?.();
+  }
+
+  /** Stop delivering; pending items are discarded. */
+  close(): void {
+    this.#closed = true;
+    this.#queue = [];
+    this.#wake?.();
+  }
+
+  async #run(): Promise<void> {
+    while (!this.#closed) {
+      const item = this.#queue.shift();
+      if (!item) {
+        await new Promise<void>((r) => (this.#wake = r));
+        this.#wake = null;
+        continue;
+      }
+      const e: BusEvent = "event" in item ? item.event : {
+        channel: item.gap.channel,
+        seq: item.gap.latest_seq,
+        ts: nowNs(),
+        payload: { dropped: item.gap.dropped, latest_seq: item.gap.latest_seq },
+      };
+      try {
+        await this.deliver(e);
+      } catch {
+        this.close(); // the connection is gone
+      }
+    }
+  }
+}
+
+/** Which channels are durable (journal-backed). */
+export const DURABLE_CHANNELS = new Set(["journal", "session.transcript"]);
+
+/** The bus. */
+export class EventBus {
+  #channels = new Map<string, Channel>();
+
+  constructor(readonly durable: DurableLog | null = null) {}
+
+  static #key(scope: string, channel: string): string {
+    return `${scope}\u0000${channel}`;
+  }
+
+  #chan(key: string): Channel {
+    let c = this.#channels.get(key);
+    if (!c) {
+      c = new Channel();
+      if (this.durable && DURABLE_CHANNELS.has(key.slice(key.indexOf("\u0000") + 1))) {
+        c.nextSeq = this.durable.nextSeq(key);
+      }
+      this.#channels.set(key, c);
+    }
+    return c;
+  }
+
+  #isDurable(channel: string): boolean {
+    return this.durable !== null && DURABLE_CHANNELS.has(channel);
+  }
+
+  /** Publish; returns the stored event. Never blocks. */
+  publish(scope: string, channel: string, payload: unknown): BusEvent {
+    const key = EventBus.#key(scope, channel);
+    const c = this.#chan(key);
+    const ts = nowNs();
+    const seq = this.#isDurable(channel) ? this.durable!.append(key, ts, payload) : c.nextSeq;
+    c.nextSeq = seq + 1;
+    const e: BusEvent = { channel, seq, ts, payload };
+    c.ring.push(e);
+    if (c.ring.length > RING_SIZE) c.ring.shift();
+    for (const s of c.subs) s.offer(e);
+    return e;
+  }
+
+  /**
+   * Events with seq > since (all retained when `since` is null), ascending; `limit` keeps the
+   * newest. Durable channels read older history from the log.
+   */
+  read(scope: string, channel: string, since: number | null, limit = RING_SIZE): BusEvent[] {
+    const key = EventBus.#key(scope, channel);
+    if (this.#isDurable(channel)) return this.durable!.readSince(key, since, limit);
+    const c = this.#channels.get(key);
+    if (!c) return [];
+    const out = since === null ? c.ring : c.ring.filter((e) => e.seq > since);
+    return out.slice(Math.max(0, out.length - limit));
+  }
+
+  /**
+   * Subscribe: replay events with seq > since through the subscription's queue (so replay is
+   * bounded like live traffic), then push live ones. With `since` null only live events flow.
+   */
+  subscribe(
+    scope: string,
+    channel: string,
+    since: number | null,
+    deliver: (e: BusEvent) => Promise<void>,
+  ): Subscription {
+    const key = EventBus.#key(scope, channel);
+    const c = this.#chan(key);
+    const sub = new Subscription(channel, deliver);
+    if (since !== null) {
+      if (this.#isDurable(channel)) {
+        // Replay at most one queue's worth from disk; the rest is reported as a gap the
+        // consumer fills with events.read (the seed's consumer algorithm).
+        const batch = this.durable!.readAfter(key, since, SUBSCRIBER_QUEUE);
+        for (const e of batch) sub.offer(e);
+        const last = batch.length ? batch[batch.length - 1].seq : since;
+        const newest = c.nextSeq - 1;
+        if (newest > last) sub.offerGap(newest - last, newest);
+      } else {
+        for (const e of c.ring) if (e.seq > since) sub.offer(e);
+      }
+    }
+    c.subs.add(sub);
+    return sub;
+  }
+
+  /** Remove a subscription. */
+  unsubscribe(scope: string, channel: string, sub: Subscription): void {
+    sub.close();
+    this.#channels.get(EventBus.#key(scope, channel))?.subs.delete(sub);
+  }
+
+  /** The next seq a channel will assign (tests, `latest_seq`). */
+  nextSeq(scope: string, channel: string): number {
+    return this.#chan(EventBus.#key(scope, channel)).nextSeq;
+  }
+}
