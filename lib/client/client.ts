@@ -1,0 +1,216 @@
+/**
+ * A typed kernel client: one connection, one reader loop that demultiplexes responses (by id)
+ * from event notifications (by channel), whole-frame writes, subscriptions that remember their
+ * cursors, and reconnect-and-resume (re-attach, re-subscribe from the last seen seq).
+ */
+
+import { FrameReader, FrameWriter } from "./framing.ts";
+import { RPC, RpcError } from "./errors.ts";
+import { socketPath } from "./discovery.ts";
+import type { AttachParams, AttachResult, KernelEvent } from "./protocol.ts";
+
+/** Options for connecting. */
+export interface ClientOptions {
+  /** Explicit socket path (else discovery with `session`). */
+  socket?: string;
+  /** Session name used for socket discovery. */
+  socketSession?: string;
+  /** Attach right after connecting (and after every reconnect). */
+  attach?: AttachParams;
+  /** Reconnect automatically when the connection drops (default false). */
+  reconnect?: boolean;
+  /** Called for connection-level problems (never throws into the caller). */
+  onError?: (e: unknown) => void;
+}
+
+type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
+
+/** Delivered to a subscription handler. */
+export type EventHandler = (e: KernelEvent) => void;
+
+interface Sub {
+  channel: string;
+  /** Last seq processed; null = none yet (first event is seq 0). */
+  cursor: number | null;
+  handler: EventHandler;
+}
+
+/** Error raised for calls when the connection is gone. */
+export class ConnectionClosed extends Error {
+  constructor() {
+    super("kernel connection closed");
+    this.name = "ConnectionClosed";
+  }
+}
+
+/** A kernel connection. */
+export class KernelClient {
+  #conn: Deno.UnixConn | null = null;
+  #writer: FrameWriter | null = null;
+  #pending = new Map<number, Pending>();
+  #nextId = 1;
+  #subs = new Map<string, Sub>();
+  #closed = false;
+  #reconnecting: Promise<void> | null = null;
+  /** The last attach result (null before attach). */
+  attached: AttachResult | null = null;
+
+  private constructor(readonly path: string, readonly opts: ClientOptions) {}
+
+  /** Connect (and attach when `opts.attach` is given). */
+  static async connect(opts: ClientOptions = {}): Promise<KernelClient> {
+    const path = socketPath({ explicit: opts.socket, session: opts.socketSession });
+    const c = new KernelClient(path, opts);
+    await c.#open();
+    return c;
+  }
+
+  async #open(): Promise<void> {
+    const conn = await Deno.connect({ transport: "unix", path: this.path });
+    this.#conn = conn;
+    this.#writer = new FrameWriter(conn);
+    this.#readLoop(conn);
+    if (this.opts.attach) this.attached = await this.attach(this.opts.attach);
+    for (const s of this.#subs.values()) {
+      await this.call("events.subscribe", {
+        channel: s.channel,
+        ...(s.cursor === null ? {} : { since: s.cursor }),
+      });
+    }
+  }
+
+  async #readLoop(conn: Deno.UnixConn): Promise<void> {
+    const reader = new FrameReader(conn);
+    try {
+      for (let f = await reader.next(); f; f = await reader.next()) {
+        if (f.kind !== "line") continue;
+        let msg: Record<string, unknown>;
+        try {
+          msg = JSON.parse(f.text);
+        } catch (e) {
+          this.opts.onError?.(e);
+          continue;
+        }
+        if (msg.method === "event" && !("id" in msg)) {
+          this.#dispatchEvent(msg.params as KernelEvent);
+        } else this.#settle(msg);
+      }
+    } catch (e) {
+      if (!this.#closed) this.opts.onError?.(e);
+    }
+    this.#onDisconnect(conn);
+  }
+
+  #settle(msg: Record<string, unknown>): void {
+    const id = msg.id;
+    if (typeof id !== "number") return; // responses to frames we could not parse (id null)
+    const p = this.#pending.get(id);
+    if (!p) return;
+    this.#pending.delete(id);
+    if (msg.error) {
+      const e = msg.error as { code: number; message: string; data?: unknown };
+      p.reject(new RpcError(e.code, e.message, e.data));
+    } else p.resolve(msg.result);
+  }
+
+  #dispatchEvent(e: KernelEvent): void {
+    const s = this.#subs.get(e.channel);
+    if (!s) return;
+    // Drop duplicates (replay/live overlap); a dropped-summary still advances the cursor.
+    if (s.cursor !== null && e.seq <= s.cursor) return;
+    s.cursor = e.seq;
+    try {
+      s.handler(e);
+    } catch (err) {
+      this.opts.onError?.(err);
+    }
+  }
+
+  #onDisconnect(conn: Deno.UnixConn): void {
+    if (this.#conn !== conn) return;
+    this.#conn = null;
+    this.#writer = null;
+    for (const p of this.#pending.values()) p.reject(new ConnectionClosed());
+    this.#pending.clear();
+    if (!this.#closed && this.opts.reconnect) this.#reconnecting ??= this.#reconnect();
+  }
+
+  async #reconnect(): Promise<void> {
+    for (let delay = 50; !this.#closed; delay = Math.min(delay * 2, 2000)) {
+      try {
+        await this.#open();
+        break;
+      } catch (e) {
+        this.opts.onError?.(e);
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+    this.#reconnecting = null;
+  }
+
+  /** Call a method; rejects with RpcError for protocol errors, ConnectionClosed when gone. */
+  async call<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+    if (this.#reconnecting) await this.#reconnecting;
+    const writer = this.#writer;
+    if (!writer || this.#closed) throw new ConnectionClosed();
+    const id = this.#nextId++;
+    const done = new Promise<unknown>((resolve, reject) =>
+      this.#pending.set(id, { resolve, reject })
+    );
+    try {
+      await writer.send({ jsonrpc: "2.0", id, method, params });
+    } catch {
+      this.#pending.delete(id);
+      throw new ConnectionClosed();
+    }
+    return (await done) as T;
+  }
+
+  /** `session.attach`. */
+  async attach(params: AttachParams = {}): Promise<AttachResult> {
+    this.attached = await this.call<AttachResult>("session.attach", { ...params });
+    return this.attached;
+  }
+
+  /**
+   * Subscribe to a channel. `since` = last seq already processed (null: live only). The cursor
+   * is kept and used to resume after a reconnect.
+   */
+  async subscribe(channel: string, handler: EventHandler, since: number | null = null) {
+    this.#subs.set(channel, { channel, cursor: since, handler });
+    await this.call("events.subscribe", { channel, ...(since === null ? {} : { since }) });
+  }
+
+  /** Stop a subscription. */
+  async unsubscribe(channel: string): Promise<void> {
+    this.#subs.delete(channel);
+    await this.call("events.unsubscribe", { channel });
+  }
+
+  /** The cursor of a subscription (last processed seq). */
+  cursor(channel: string): number | null {
+    return this.#subs.get(channel)?.cursor ?? null;
+  }
+
+  /** True while the socket is connected. */
+  get connected(): boolean {
+    return this.#conn !== null;
+  }
+
+  /** Close for good. */
+  close(): void {
+    this.#closed = true;
+    const c = this.#conn;
+    this.#conn = null;
+    try {
+      c?.close();
+    } catch { /* already closed */ }
+    for (const p of this.#pending.values()) p.reject(new ConnectionClosed());
+    this.#pending.clear();
+  }
+}
+
+/** True when an error is the kernel saying "not attached". */
+export function isNotAttached(e: unknown): boolean {
+  return e instanceof RpcError && e.code === RPC.NOT_ATTACHED;
+}

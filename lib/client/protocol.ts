@@ -1,0 +1,83 @@
+/**
+ * Protocol types shared by the kernel, its clients and the MCP facade (protocol §3–§13).
+ * Wire values are `$`-tagged JSON (lib/value/wire.ts produces them on the kernel side).
+ */
+
+/** `session.attach` params (every field optional — D-34). */
+export interface AttachParams {
+  session?: string | null;
+  token?: string | null;
+  client?: { kind?: string; tty?: boolean };
+}
+
+/** Elision defaults advertised at attach. */
+export interface ElideDefaults {
+  max_bytes: number;
+  max_rows: number;
+  max_items: number;
+  max_bytes_raw: number;
+  hard_cap: number;
+}
+
+/** `session.attach` result. */
+export interface AttachResult {
+  session: string;
+  principal: string;
+  caps: {
+    enforced: boolean;
+    tier: string | null;
+    available_tier: string | null;
+    policy_principal: string;
+    profile: string;
+    token_caps: string[];
+    opaque: "allow" | "deny" | "approval_required";
+    note?: string;
+  };
+  cwd: { display: string; raw?: string };
+  env_hash: string;
+  ast_version: 2;
+  caps_enforced: boolean;
+  elide_defaults: ElideDefaults;
+  channels: string[];
+}
+
+/** An event notification's params. */
+export interface KernelEvent {
+  channel: string;
+  seq: number;
+  ts: number;
+  payload: unknown;
+}
+
+/** `exec` params. */
+export interface ExecParams {
+  src: string;
+  mode?: "run" | "plan" | "approved";
+  position?: "stmt" | "value";
+  async?: boolean;
+  timeout_ms?: number | null;
+  elide?: { max_bytes?: number; max_rows?: number; max_items?: number } | null;
+  plan_ref?: string | null;
+}
+
+/** `exec` result: inline value, or a task handle. */
+export type ExecResult =
+  | { ref: string; uri: string; value: unknown; render: string }
+  | { task: string; events: string; timed_out?: boolean };
+
+/** Task states. */
+export type TaskState = "queued" | "running" | "cancelling" | "completed" | "failed" | "cancelled";
+
+/** `task.get` record. */
+export interface TaskRecord {
+  task: string;
+  session: string;
+  state: TaskState;
+  started_ns: number | null;
+  finished_ns: number | null;
+  result_ref: string | null;
+  error: { code: number; message: string; data?: unknown } | null;
+}
+
+/** The static channels advertised at attach. */
+export const STATIC_CHANNELS = ["session.transcript", "journal", "approval", "render"] as const;
