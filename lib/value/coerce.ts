@@ -8,7 +8,8 @@
 import type { TypeRef } from "../syntax/ast.ts";
 import { fail } from "./errors.ts";
 import { parseDateTime, parseTimeOfDay } from "./datetime.ts";
-import { formatFloat, quoteStr } from "./render.ts";
+import { formatFloat, quoteStr, renderInline } from "./render.ts";
+import { stringifyValue, tryParseJson } from "./json.ts";
 import { parseDurationWord, parseSizeWord } from "./units.ts";
 import {
   DurationV,
@@ -19,6 +20,7 @@ import {
   type Int,
   ListV,
   mkInt,
+  type OutcomeV,
   PathV,
   SizeV,
   typeName,
@@ -192,4 +194,97 @@ export function toArgv(v: Value): string | Uint8Array {
     `${typeName(v)} cannot be passed as argv`,
     'convert it explicitly first, e.g. with interpolation "{x}" or .json()',
   );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Feed bytes (stdin serialization)
+
+const ENC = new TextEncoder();
+const LOSSY = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * An outcome's semantic payload without the ok check (§10.2): the builtin/adapter value when
+ * there is one, else stdout decoded lossily with one trailing newline stripped, converted from
+ * JSON when its first non-space character is `{` or `[` and it parses.
+ */
+export function outcomePayload(o: OutcomeV): Value {
+  if (o.parsed !== undefined) return o.parsed;
+  let text = LOSSY.decode(o.stdout);
+  if (text.endsWith("\n")) text = text.slice(0, -1);
+  const first = text.trimStart()[0];
+  if (first === "{" || first === "[") {
+    const j = tryParseJson(text);
+    if (j !== undefined) return j;
+  }
+  return text;
+}
+
+function cannotFeed(code: string, what: string, hint: string | null = null): Error {
+  return fail(code, `cannot feed ${what} to a command's stdin`, hint);
+}
+
+/**
+ * The bytes a value puts on a command's stdin (§19.6): str → UTF-8 (no newline added); bytes →
+ * raw; scalars → their inline render; a list of only strs → each + `\n`; other lists, records,
+ * tables and ranges → compact JSON; an outcome → its raw stdout when its payload is a str, else
+ * the feed bytes of the payload. path/stream/null/command → type_error; secret, task, closure,
+ * error, glob and regex → feed_error.
+ */
+export function feedBytes(v: Value): Uint8Array {
+  switch (typeof v) {
+    case "string":
+      return ENC.encode(v);
+    case "number":
+    case "bigint":
+    case "boolean":
+      return ENC.encode(String(v));
+  }
+  if (v === null) throw cannotFeed("type_error", "null", "feed a str, bytes or data value");
+  switch (v.t) {
+    case "bytes":
+      return v.data;
+    case "float":
+    case "size":
+    case "duration":
+    case "datetime":
+    case "time":
+      return ENC.encode(renderInline(v));
+    case "list":
+      if (v.items.every((x) => typeof x === "string")) {
+        let text = "";
+        for (const x of v.items) text += (x as string) + "\n";
+        return ENC.encode(text);
+      }
+      return ENC.encode(stringifyValue(v));
+    case "record":
+    case "table":
+    case "range":
+      return ENC.encode(stringifyValue(v));
+    case "outcome": {
+      const payload = outcomePayload(v);
+      return typeof payload === "string" ? v.stdout : feedBytes(payload);
+    }
+    case "path":
+      throw fail(
+        "type_error",
+        "cannot feed a path to a command's stdin — a bare path is a name, not the file's contents",
+        "feed the file's contents instead: p.read.feed(cmd) (or p.read_bytes for binary data)",
+      );
+    case "stream":
+      throw fail(
+        "type_error",
+        "feeding a stream to a command is not implemented yet",
+        "collect it first: s.collect().feed(cmd)",
+      );
+    case "command":
+      throw cannotFeed("type_error", "a command", "run it first: (cmd).feed(other)");
+    case "secret":
+      throw cannotFeed("feed_error", "a secret", "secrets are never written to a process's stdin");
+    default: // task, closure, error, glob, regex
+      throw cannotFeed(
+        "feed_error",
+        `a ${v.t}`,
+        v.t === "glob" ? "expand it first: g.expand().map(.display()).feed(cmd)" : null,
+      );
+  }
 }
