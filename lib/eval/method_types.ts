@@ -7,7 +7,7 @@
  */
 
 import type { Span } from "../syntax/ast.ts";
-import type { Value } from "../value/types.ts";
+import type { RecordV, Value } from "../value/types.ts";
 import type { MaybePromise } from "./maybe.ts";
 
 /** Evaluated call arguments. */
@@ -30,6 +30,11 @@ export interface Interp {
   env(): Map<string, string>;
   /** Throws the cancellation error if the running work was cancelled. Call it in long loops. */
   checkCancelled(): void;
+  /**
+   * The configuration snapshot the host injected for the `config` namespace (§13.2); absent or
+   * null when none was injected (`config.all()` is then `{}`).
+   */
+  config?(): RecordV | null;
 }
 
 /** One method implementation. */
