@@ -1,0 +1,257 @@
+/**
+ * Field access and method dispatch (language §15, §10.4, §11.1): the dispatch order, the
+ * field→method fallback for non-records, outcome forwarding and did-you-mean hints.
+ *
+ * Method implementations live in per-receiver tables (methods/*.ts); other subsystems (paths,
+ * streams, tasks…) add theirs with `registerMethods`.
+ *
+ * @module
+ */
+
+import type { Span } from "../syntax/ast.ts";
+import {
+  ClosureV,
+  CommandV,
+  DateTimeV,
+  DurationV,
+  ErrorV,
+  GlobV,
+  ListV,
+  OutcomeV,
+  RecordV,
+  type TypeName,
+  typeName,
+  type Value,
+} from "../value/types.ts";
+import { fail } from "../value/errors.ts";
+import { addDuration, dateTimeField } from "../value/datetime.ts";
+import { type MaybePromise, then } from "./maybe.ts";
+import type { MethodArgs, MethodFn, MethodTable } from "./method_types.ts";
+import type { Evaluator } from "./evaluator.ts";
+import { nearest } from "./errors.ts";
+import { callValue } from "./calls.ts";
+import { NO_NAMED } from "./expressions.ts";
+import { outcomeField, outcomeOut, outcomePayload } from "./outcome.ts";
+import { SEQ_METHOD_NAMES, SEQ_METHODS } from "./methods/seq.ts";
+import { STR_METHOD_NAMES, STR_METHODS } from "./methods/str.ts";
+import { RECORD_METHOD_NAMES, RECORD_METHODS } from "./methods/record.ts";
+import { NUMBER_METHOD_NAMES, NUMBER_METHODS } from "./methods/number.ts";
+import { BYTES_METHOD_NAMES, BYTES_METHODS } from "./methods/bytes.ts";
+import { UNIVERSAL_METHOD_NAMES, UNIVERSAL_METHODS } from "./methods/universal.ts";
+
+interface Entry {
+  table: MethodTable;
+  names: readonly string[];
+}
+
+const BY_TYPE = new Map<string, Entry[]>();
+
+/**
+ * Register a method table for receivers of type `type` (tables registered later are consulted
+ * after earlier ones). `names` lists the method names offered in did-you-mean hints (defaults
+ * to the table's keys).
+ */
+export function registerMethods(
+  type: TypeName,
+  table: MethodTable,
+  names: readonly string[] = Object.keys(table),
+): void {
+  const list = BY_TYPE.get(type) ?? [];
+  list.push({ table, names });
+  BY_TYPE.set(type, list);
+}
+
+for (const t of ["list", "table", "range"] as const) {
+  registerMethods(t, SEQ_METHODS, SEQ_METHOD_NAMES);
+}
+registerMethods("str", STR_METHODS, STR_METHOD_NAMES);
+registerMethods("record", RECORD_METHODS, RECORD_METHOD_NAMES);
+registerMethods("int", NUMBER_METHODS, NUMBER_METHOD_NAMES);
+registerMethods("float", NUMBER_METHODS, NUMBER_METHOD_NAMES);
+registerMethods("bytes", BYTES_METHODS, BYTES_METHOD_NAMES);
+
+/**
+ * Tables whose methods check their receiver themselves: a method that exists for *some*
+ * receiver raises its own type_error on the wrong one (`5.len()`, `{}.first()`, `5kb.abs()`)
+ * instead of "unknown method".
+ */
+const GENERAL: MethodTable[] = [SEQ_METHODS, STR_METHODS, NUMBER_METHODS, RECORD_METHODS];
+
+const own = Object.prototype.hasOwnProperty;
+
+/** Find the implementation of `name` for `recv` (own tables, universal, general). */
+function findMethod(recv: Value, name: string): MethodFn | undefined {
+  const entries = BY_TYPE.get(typeName(recv));
+  if (entries !== undefined) {
+    for (const e of entries) if (own.call(e.table, name)) return e.table[name];
+  }
+  if (own.call(UNIVERSAL_METHODS, name)) return UNIVERSAL_METHODS[name];
+  for (const t of GENERAL) if (own.call(t, name)) return t[name];
+  return undefined;
+}
+
+/** The method names known for a receiver type (did-you-mean candidates). */
+export function knownMethods(t: TypeName): string[] {
+  const out: string[] = [];
+  for (const e of BY_TYPE.get(t) ?? []) out.push(...e.names);
+  out.push(...UNIVERSAL_METHOD_NAMES);
+  return out;
+}
+
+/** The did-you-mean hint for an unknown method (language §15). */
+export function methodHint(t: TypeName, name: string): string | null {
+  const known = knownMethods(t);
+  const has = (m: string) => known.includes(m);
+  if ((name === "length" || name === "size") && has("len")) return "did you mean .len()?";
+  if (name === "push" && (t === "list" || t === "table")) {
+    return "shoal values are immutable — build a new list with `list + [item]`";
+  }
+  if (t === "str" && (name === "substring" || name === "substr" || name === "slice")) {
+    return "did you mean .take(n) / .skip(n)? (chain them: s.skip(start).take(len))";
+  }
+  if (name.startsWith("to_") && has(name.slice(3))) return `did you mean .${name.slice(3)}()?`;
+  const near = nearest(name, known);
+  if (near !== null) return `did you mean .${near}()?`;
+  const us = name.indexOf("_");
+  if (us > 0 && has(name.slice(0, us))) return `did you mean .${name.slice(0, us)}()?`;
+  return null;
+}
+
+function unknownMethod(recv: Value, name: string, span: Span | null): Error {
+  const t = typeName(recv);
+  return fail("field_missing", `unknown method \`.${name}\` on ${t}`, methodHint(t, name), span);
+}
+
+/** Marker: no method of that name applies (lets the field fallback report the field error). */
+const NO_METHOD = Symbol("no method");
+
+/** Call `recv.name(args)` (language §15 dispatch order). */
+export function callMethod(
+  ev: Evaluator,
+  recv: Value,
+  name: string,
+  args: MethodArgs,
+): MaybePromise<Value> {
+  const r = dispatch(ev, recv, name, args);
+  if (r === NO_METHOD) throw unknownMethod(recv, name, args.span);
+  return r;
+}
+
+function dispatch(
+  ev: Evaluator,
+  recv: Value,
+  name: string,
+  args: MethodArgs,
+): MaybePromise<Value> | typeof NO_METHOD {
+  ev.checkCancelled();
+  if (typeof recv === "string") {
+    if (recv.startsWith("val:blake3:")) return ev.resolveCasRef(recv, args.span);
+  } else if (recv instanceof RecordV) {
+    // A record field holding a callable is a method (`mod.f(x)`, §9.8).
+    const f = recv.fields.get(name);
+    if (f instanceof ClosureV || f instanceof CommandV) {
+      return callValue(ev, f, args.pos, args.named, args.span);
+    }
+    if (ev.hooks.channelMethod !== undefined) {
+      const r = ev.hooks.channelMethod(ev, recv, name, args);
+      if (r !== undefined) return r;
+    }
+  } else if (recv instanceof GlobV) {
+    if (name === "pattern") return recv.pattern;
+    if (name === "expand") return then(ev.expandGlob(recv, args.span), (p) => new ListV([...p]));
+    if (!(name === "tap" || name === "also" || hasOwnTable(recv, name))) {
+      return then(
+        ev.expandGlob(recv, args.span),
+        (paths) => callMethod(ev, new ListV([...paths]), name, args),
+      );
+    }
+  } else if (recv instanceof OutcomeV) {
+    if (name === "stdout" || name === "stderr") {
+      if (args.pos.length || args.named.size) {
+        throw fail("arg_error", `.${name} takes no arguments`, null, args.span);
+      }
+      return ev.bytesValue(name === "stdout" ? recv.stdout : recv.stderr);
+    }
+    if (name !== "tap" && name !== "also") return callMethod(ev, outcomePayload(recv), name, args);
+  }
+  const fn = findMethod(recv, name);
+  if (fn === undefined) return NO_METHOD;
+  return fn(ev, recv, args);
+}
+
+function hasOwnTable(recv: Value, name: string): boolean {
+  for (const e of BY_TYPE.get(typeName(recv)) ?? []) if (own.call(e.table, name)) return true;
+  return false;
+}
+
+function fieldError(v: Value, name: string, span: Span | null): Error {
+  return fail("field_missing", `${typeName(v)} has no field \`${name}\``, null, span);
+}
+
+/**
+ * `v.name` without parentheses: a field, else (non-records only) a zero-argument method call;
+ * when no method applies either, the original field error (language §15).
+ */
+export function fieldOrMethod(
+  ev: Evaluator,
+  v: Value,
+  name: string,
+  span: Span,
+): MaybePromise<Value> {
+  if (v instanceof RecordV) {
+    const f = v.fields.get(name);
+    if (f !== undefined || v.fields.has(name)) return f ?? null;
+    throw fail("field_missing", `missing field \`${name}\``, null, span);
+  }
+  if (v instanceof OutcomeV) {
+    const f = outcomeField(v, name, span);
+    if (f !== undefined) return f;
+    return fieldOrMethod(ev, outcomeOut(v, span), name, span);
+  }
+  if (v instanceof ErrorV) return errorField(v, name, span);
+  if (v instanceof DateTimeV) {
+    const f = dateTimeField(v, name);
+    if (f !== undefined) return f;
+    return methodFallback(ev, v, name, span, `datetime has no field \`${name}\``);
+  }
+  if (v instanceof DurationV && (name === "ago" || name === "from_now")) {
+    return ev.relativeTime(v, name === "ago", span);
+  }
+  if (v instanceof GlobV && name === "pattern") return v.pattern;
+  return methodFallback(ev, v, name, span, null);
+}
+
+function methodFallback(
+  ev: Evaluator,
+  v: Value,
+  name: string,
+  span: Span,
+  msg: string | null,
+): MaybePromise<Value> {
+  const r = dispatch(ev, v, name, { pos: [], named: NO_NAMED, span });
+  if (r === NO_METHOD) {
+    throw msg === null ? fieldError(v, name, span) : fail("field_missing", msg, null, span);
+  }
+  return r;
+}
+
+function errorField(e: ErrorV, name: string, span: Span): Value {
+  switch (name) {
+    case "code":
+      return e.code;
+    case "msg":
+      return e.msg;
+    case "hint":
+      return e.hint;
+    case "stderr":
+      return e.stderr;
+    case "status":
+      return e.status;
+  }
+  throw fail("field_missing", `error has no field \`${name}\``, null, span);
+}
+
+/** `d.ago` / `d.from_now` relative to a clock reading. */
+export function relativeTo(now: DateTimeV, d: DurationV, ago: boolean): DateTimeV {
+  return addDuration(now, ago ? -d.ns : d.ns);
+}

@@ -1,0 +1,568 @@
+/**
+ * The evaluator: session state (scopes, cwd, env, depth, tasks), the host ports and the
+ * services the compiled closures call back into (name resolution §7.4, `name(args)` command
+ * fallback §7.5, namespaces §13, `with` §7.6, spawn §7.7, cancellation).
+ *
+ * @module
+ */
+
+import type { CmdExpr, Expr, Program, Span, WithExpr } from "../syntax/ast.ts";
+import {
+  BytesV,
+  ClosureV,
+  CommandV,
+  type DurationV,
+  type GlobV,
+  ListV,
+  PathV,
+  RecordV,
+  type StreamV,
+  TaskV,
+  typeName,
+  type Value,
+} from "../value/types.ts";
+import { fail, ShoalError } from "../value/errors.ts";
+import { toArgv } from "../value/coerce.ts";
+import { dateTimeFromEpochNs, startOfDay } from "../value/datetime.ts";
+import { isAbsolute, resolve } from "node:path";
+import { isPromise, type MaybePromise, then } from "./maybe.ts";
+import type { Interp, MethodArgs } from "./method_types.ts";
+import { Scope } from "./scope.ts";
+import { Ctl, ExitSignal } from "./ctl.ts";
+import { defaultPorts, type Ports } from "./ports.ts";
+import { at, type CE, compileExpr, type CS, stripCtl } from "./expressions.ts";
+import { compileBlock, compileBody } from "./statements.ts";
+import { callValue } from "./calls.ts";
+import { relativeTo } from "./dispatch.ts";
+import { callAlias, feedInto, runCmd, valuesToWords, wordValue } from "./commands.ts";
+import { expandGlob } from "./glob.ts";
+import { BUILTIN_HEADS, CALL_FORMS, type CallForm, getBuiltin } from "./builtins/registry.ts";
+import { isStackOverflow, recursionLimit } from "./errors.ts";
+import { which } from "../exec/mod.ts";
+import { isNamespaceName, namespaceMember } from "./namespaces/mod.ts";
+import "./builtins/core.ts";
+
+/** Hooks other subsystems install (streams, channels, modules, scripts, CAS). */
+export interface EvalHooks {
+  channelMethod?: (
+    ev: Evaluator,
+    recv: RecordV,
+    name: string,
+    args: MethodArgs,
+  ) => MaybePromise<Value> | undefined;
+  collectStream?: (ev: Evaluator, s: StreamV, span: Span) => MaybePromise<Value[]>;
+  useModule?: (ev: Evaluator, target: string, sc: Scope, span: Span) => MaybePromise<void>;
+  runScript?: (ev: Evaluator, cmd: CmdExpr, sc: Scope) => MaybePromise<Value>;
+  resolveCasRef?: (ev: Evaluator, ref: string, span: Span | null) => MaybePromise<Value>;
+}
+
+const HOOKS: EvalHooks = {};
+
+/** Install evaluator hooks (process-wide; each hook receives the evaluator). */
+export function installHooks(h: EvalHooks): void {
+  Object.assign(HOOKS, h);
+}
+
+/** Options for a new evaluator. */
+export interface EvaluatorOptions {
+  /** Initial session cwd (absolute); default: the process cwd. */
+  cwd?: string;
+  /** Initial environment; default: a copy of the process environment. */
+  env?: Record<string, string>;
+  /** Host ports (defaults: real clock and processes, sink discarding values). */
+  ports?: Partial<Ports>;
+  /** Cancel flag: element 0 ≠ 0 means "stop" (an Int32Array over a SharedArrayBuffer). */
+  cancel?: Int32Array;
+  /** REPL mode: `it`/`out` are bound after each evaluation. */
+  repl?: boolean;
+}
+
+/** State of a spawned task (`TaskV.impl`). */
+export interface TaskState {
+  promise: Promise<Value>;
+  done: boolean;
+  value: Value;
+  error: ShoalError | null;
+}
+
+let nextTaskId = 1;
+
+/** A Shoal session evaluator. */
+export class Evaluator implements Interp {
+  readonly ports: Ports;
+  readonly root: Scope;
+  readonly callForms: Map<string, CallForm> = CALL_FORMS;
+  readonly hooks: EvalHooks = HOOKS;
+  /** Names exported by `export let/fn` at top level (modules). */
+  readonly exportNames: Set<string> = new Set();
+  /** Nested closure calls in flight (language §8.2 limit; > 0 ⇒ inside a fn body). */
+  depth = 0;
+  /** Spawned tasks in id order (`jobs`). */
+  readonly tasks: TaskV[] = [];
+  /** `cd -` target and the `pushd` stack (session state). */
+  oldPwd: string | null = null;
+  readonly dirStack: string[] = [];
+  /** `with reef:` override layers, innermost last (read by tool resolution). */
+  readonly reefOverrides: RecordV[] = [];
+  /** Pending exit code set by `exit`/`quit`. */
+  pendingExit: number | null = null;
+  repl: boolean;
+  private cwdPath: string;
+  private readonly envMap: Map<string, string>;
+  private readonly cancelFlag: Int32Array | null;
+  private abort: AbortController | null = null;
+  private readonly cache = new WeakMap<object, CE>();
+  private outs: Value[] = [];
+
+  constructor(opts: EvaluatorOptions = {}) {
+    this.ports = defaultPorts(opts.ports);
+    this.cwdPath = opts.cwd ?? Deno.cwd();
+    this.envMap = new Map(Object.entries(opts.env ?? Deno.env.toObject()));
+    this.cancelFlag = opts.cancel ?? null;
+    this.repl = opts.repl ?? false;
+    this.root = new Scope(null);
+  }
+
+  // ---- Interp ----------------------------------------------------------------------------
+
+  /** The session cwd (absolute). */
+  cwd(): string {
+    return this.cwdPath;
+  }
+
+  /** Change the session cwd (absolute path; the caller validated it). */
+  setCwd(path: string): void {
+    this.cwdPath = path;
+  }
+
+  /** The session environment (mutable: `env.X =`, `with env:`). */
+  env(): Map<string, string> {
+    return this.envMap;
+  }
+
+  /** Raise `cancelled` when the host set the cancel flag. */
+  checkCancelled(): void {
+    if (this.cancelFlag !== null && this.cancelFlag[0] !== 0) {
+      this.abort?.abort();
+      throw fail("cancelled", "cancelled");
+    }
+  }
+
+  /** An abort signal for child processes, fired when the cancel flag is seen. */
+  abortSignal(): AbortSignal | undefined {
+    if (this.cancelFlag === null) return undefined;
+    if (this.abort === null || this.abort.signal.aborted) this.abort = new AbortController();
+    const ctl = this.abort;
+    const poll = setInterval(() => {
+      if (this.cancelFlag![0] !== 0) ctl.abort();
+    }, 50);
+    ctl.signal.addEventListener("abort", () => clearInterval(poll));
+    // The interval must not keep the process alive after the spawn settles.
+    Deno.unrefTimer(poll);
+    return ctl.signal;
+  }
+
+  /** Call a callable value (closure, alias). */
+  callValue(fn: Value, args: Value[], named?: Map<string, Value>): MaybePromise<Value> {
+    return callValue(this, fn, args, named ?? new Map(), null);
+  }
+
+  // ---- running programs ------------------------------------------------------------------
+
+  /** Compile (once) an expression node. */
+  compiled(e: Expr): CE {
+    let c = this.cache.get(e);
+    if (c === undefined) {
+      c = compileExpr(this, e);
+      this.cache.set(e, c);
+    }
+    return c;
+  }
+
+  /**
+   * Evaluate a parsed program in the session's root scope (script or REPL semantics,
+   * language §7.1). Synchronous when nothing in it waits.
+   */
+  evalProgram(p: Program): MaybePromise<Value> {
+    const body: CS = compileBody(this, p.body, "top");
+    this.pendingExit = null;
+    let r: MaybePromise<Value | Ctl>;
+    try {
+      r = body(this.root);
+    } catch (e) {
+      return this.finishError(e);
+    }
+    if (isPromise(r)) return r.then((x) => this.finish(x), (e) => this.finishError(e));
+    return this.finish(r);
+  }
+
+  private finish(r: Value | Ctl): Value {
+    if (r instanceof Ctl) {
+      throw fail(
+        "custom",
+        r.kind === "return" ? "return outside function" : "loop control outside loop",
+      );
+    }
+    if (this.repl) {
+      this.outs.push(r);
+      this.root.declare("it", r);
+      this.root.declare("out", new ListV(this.outs.slice()));
+    }
+    return r;
+  }
+
+  private finishError(e: unknown): Value {
+    if (e instanceof ExitSignal) {
+      this.pendingExit = e.code;
+      return null;
+    }
+    if (isStackOverflow(e)) {
+      this.depth = 0;
+      throw recursionLimit();
+    }
+    throw e;
+  }
+
+  /** Send a non-final statement value to the sink (nulls are skipped). */
+  sink(v: Value): MaybePromise<void> {
+    if (v === null) return;
+    return this.ports.sink(v);
+  }
+
+  /** The names bound in the root scope (for the parser's binding context and completion). */
+  boundNames(): { values: string[]; commands: string[] } {
+    const values: string[] = [];
+    const commands: string[] = [];
+    for (const n of this.root.names()) {
+      const v = this.root.lookup(n)!.v;
+      if (v instanceof ClosureV || v instanceof CommandV) commands.push(n);
+      else values.push(n);
+    }
+    return { values, commands };
+  }
+
+  /** Callable binding names visible from `sc` (did-you-mean candidates). */
+  callableNames(sc: Scope): string[] {
+    return sc.names().filter((n) => {
+      const v = sc.lookup(n)?.v;
+      return v instanceof ClosureV || v instanceof CommandV;
+    });
+  }
+
+  /** A child scope (catch handlers, match arms). */
+  childScope(sc: Scope): Scope {
+    return new Scope(sc);
+  }
+
+  // ---- names -----------------------------------------------------------------------------
+
+  /** True when `name` is a command name: a builtin head or an executable on PATH (§7.4). */
+  isCommandName(name: string): boolean {
+    if (getBuiltin(name) !== undefined) return true;
+    if (name.includes("/") || name.includes(".")) return false;
+    return which(name, this.envMap.get("PATH"), this.cwdPath) !== null;
+  }
+
+  /** A free identifier in value position (§7.4). */
+  resolveFree(name: string, sc: Scope, span: Span): MaybePromise<Value> {
+    if (name === "now") return this.now();
+    if (name === "today") return startOfDay(this.now());
+    if (this.isCommandName(name)) {
+      const cmd: CmdExpr = {
+        kind: "Cmd",
+        env: [],
+        forced: false,
+        head: name,
+        headKind: "word",
+        headSpan: span,
+        args: [],
+        redirects: [],
+        background: false,
+        span,
+      };
+      return runCmd(this, cmd, sc, [], false);
+    }
+    if (name === "env") return new RecordV(new Map(this.envMap));
+    throw fail("undefined_var", `undefined variable \`${name}\``, null, span);
+  }
+
+  /** `name(args)` with no binding: run the command `name` in value position (§7.5 step 4). */
+  callCommandByName(name: string, args: MethodArgs, sc: Scope, span: Span): MaybePromise<Value> {
+    if (!this.isCommandName(name)) {
+      throw fail("undefined_var", `undefined function \`${name}\``, null, span);
+    }
+    const cmd: CmdExpr = {
+      kind: "Cmd",
+      env: [],
+      forced: false,
+      head: name,
+      headKind: "word",
+      headSpan: span,
+      args: [],
+      redirects: [],
+      background: false,
+      span,
+    };
+    return runCmd(this, cmd, sc, valuesToWords(args.pos, args.named, span), false);
+  }
+
+  /** The current time in the system zone. */
+  now() {
+    return dateTimeFromEpochNs(this.ports.clock.nowNs(), this.ports.clock.zone());
+  }
+
+  /** `d.ago` / `d.from_now`. */
+  relativeTime(d: DurationV, ago: boolean, span: Span): Value {
+    return at(span, () => relativeTo(this.now(), d, ago));
+  }
+
+  // ---- namespaces ------------------------------------------------------------------------
+
+  /** True for a name intercepted as a namespace when unbound (§13). */
+  isNamespaceName(name: string): boolean {
+    return name === "env" || isNamespaceName(name);
+  }
+
+  /** `ns.member` (no call). */
+  namespaceField(ns: string, member: string, span: Span): MaybePromise<Value> {
+    if (ns === "env") {
+      const v = this.envMap.get(member);
+      if (v === undefined) {
+        throw fail("field_missing", `environment variable \`${member}\` is not set`, null, span);
+      }
+      return v;
+    }
+    return namespaceMember(this, ns, member, null, span);
+  }
+
+  /** `ns.member(args)`. */
+  namespaceCall(ns: string, member: string, args: MethodArgs): MaybePromise<Value> {
+    if (ns === "env") {
+      throw fail("field_missing", `unknown method \`env.${member}\``, null, args.span);
+    }
+    return namespaceMember(this, ns, member, args);
+  }
+
+  // ---- services for compiled code ----------------------------------------------------------
+
+  /** The value of a command word (see commands.ts). */
+  wordValue(a: CmdExpr["args"][number], sc: Scope): MaybePromise<Value> {
+    return wordValue(this, a, sc);
+  }
+
+  /** Expand a glob against the filesystem (sorted absolute paths). */
+  expandGlob(g: GlobV, _span: Span | null): readonly Value[] {
+    return expandGlob(g);
+  }
+
+  /** Materialize a bounded stream (`for x in stream`). */
+  collectStream(s: StreamV, span: Span): MaybePromise<readonly Value[]> {
+    if (this.hooks.collectStream === undefined) {
+      throw fail("type_error", "streams are not available in this evaluator", null, span);
+    }
+    return this.hooks.collectStream(this, s, span);
+  }
+
+  /** Bytes value for outcome `.stdout()`/`.stderr()`. */
+  bytesValue(data: Uint8Array): BytesV {
+    return new BytesV(data);
+  }
+
+  /** A `val:blake3:` reference used as a method receiver (§15 step 1). */
+  resolveCasRef(ref: string, span: Span | null): MaybePromise<Value> {
+    if (this.hooks.resolveCasRef) return this.hooks.resolveCasRef(this, ref, span);
+    throw fail(
+      "not_found",
+      `cannot resolve \`${ref}\`: this session has no journal/CAS`,
+      null,
+      span,
+    );
+  }
+
+  /** `use ./mod` (§9.8). */
+  useModule(target: string, sc: Scope, span: Span): MaybePromise<void> {
+    if (this.hooks.useModule === undefined) {
+      throw fail("custom", "`use` is not available in this evaluator", null, span);
+    }
+    return this.hooks.useModule(this, target, sc, span);
+  }
+
+  /** A command head ending in `.shl` (§9.8). */
+  runScriptCommand(cmd: CmdExpr, sc: Scope): MaybePromise<Value> {
+    if (this.hooks.runScript === undefined) {
+      throw fail("custom", "running scripts is not available in this evaluator", null, cmd.span);
+    }
+    return this.hooks.runScript(this, cmd, sc);
+  }
+
+  /** Call an alias with expression arguments (§8.4). */
+  callAlias(
+    f: CommandV,
+    pos: Value[],
+    named: Map<string, Value>,
+    span: Span | null,
+  ): MaybePromise<Value> {
+    return callAlias(this, f, pos, named, this.root, span);
+  }
+
+  /** `.feed` (§9.7). */
+  feed(v: Value, cmd: Expr, sc: Scope, span: Span): MaybePromise<Value> {
+    return feedInto(this, v, cmd, sc, span);
+  }
+
+  /**
+   * Session-only verbs (`cd`, `pushd`, `popd`, `jump`, `env.X =`) inside a closure body →
+   * custom «… is only allowed at session top level; use `with cwd:` inside a fn body».
+   */
+  requireTopLevel(verb: string, alt: "with cwd:" | "with env:", span: Span | null): void {
+    if (this.depth > 0) {
+      throw fail(
+        "custom",
+        `${verb} is only allowed at session top level; use \`${alt}\` inside a fn body`,
+        null,
+        span,
+      );
+    }
+  }
+
+  /** Start a task running `body` concurrently (§7.7). */
+  spawnTask(desc: string, body: () => MaybePromise<Value>): TaskV {
+    const state: TaskState = {
+      promise: null as unknown as Promise<Value>,
+      done: false,
+      value: null,
+      error: null,
+    };
+    state.promise = Promise.resolve().then(body).then(
+      (v) => {
+        state.done = true;
+        state.value = v;
+        return v;
+      },
+      (e) => {
+        state.done = true;
+        state.error = e instanceof ShoalError ? e : new ShoalError(fail("internal", String(e)).err);
+        throw state.error;
+      },
+    );
+    // An unawaited failing task must not crash the host.
+    state.promise.catch(() => {});
+    const t = new TaskV(nextTaskId++, desc, state);
+    this.tasks.push(t);
+    return t;
+  }
+
+  /** Compile `with cwd:/env:/reef: { body }` (§7.6). */
+  compileWith(e: WithExpr): CS {
+    const settings = e.settings.map((s) => ({
+      key: s.key,
+      c: compileExpr(this, s.value),
+      span: s.span,
+    }));
+    const body = compileBlock(this, e.body, "value");
+    return (sc) => {
+      const vals: Value[] = [];
+      const step = (i: number): MaybePromise<Value | Ctl> => {
+        for (; i < settings.length; i++) {
+          const v = settings[i].c(sc);
+          if (v instanceof Promise) {
+            const next = i + 1;
+            return v.then((x) => {
+              vals.push(x);
+              return step(next);
+            });
+          }
+          vals.push(v);
+        }
+        return this.runWith(
+          settings.map((s, k) => ({ key: s.key, v: vals[k], span: s.span })),
+          () => body(sc),
+        );
+      };
+      return step(0);
+    };
+  }
+
+  private runWith(
+    settings: { key: string; v: Value; span: Span }[],
+    body: () => MaybePromise<Value | Ctl>,
+  ): MaybePromise<Value | Ctl> {
+    const savedCwd = this.cwdPath;
+    const savedEnv = new Map(this.envMap);
+    const savedReef = this.reefOverrides.length;
+    const restore = () => {
+      this.reefOverrides.length = savedReef;
+      this.cwdPath = savedCwd;
+      this.envMap.clear();
+      for (const [k, v] of savedEnv) this.envMap.set(k, v);
+    };
+    try {
+      for (const s of settings) {
+        if (s.key === "cwd") {
+          let p: string;
+          if (typeof s.v === "string") p = s.v;
+          else if (s.v instanceof PathV) p = s.v.path;
+          else {throw fail(
+              "type_error",
+              `with cwd expects path, found ${typeName(s.v)}`,
+              null,
+              s.span,
+            );}
+          this.cwdPath = isAbsolute(p) ? p : resolve(this.cwdPath, p);
+        } else if (s.key === "env") {
+          if (!(s.v instanceof RecordV)) {
+            throw fail(
+              "type_error",
+              `with env expects a record, found ${typeName(s.v)}`,
+              null,
+              s.span,
+            );
+          }
+          for (const [k, v] of s.v.fields) {
+            const t = at(s.span, () => toArgv(v));
+            this.envMap.set(k, typeof t === "string" ? t : new TextDecoder().decode(t));
+          }
+        } else if (s.key === "reef") {
+          if (!(s.v instanceof RecordV)) {
+            throw fail(
+              "type_error",
+              `with reef expects a record, found ${typeName(s.v)}`,
+              null,
+              s.span,
+            );
+          }
+          this.reefOverrides.push(s.v);
+        }
+      }
+    } catch (e) {
+      restore();
+      throw e;
+    }
+    let r: MaybePromise<Value | Ctl>;
+    try {
+      r = body();
+    } catch (e) {
+      restore();
+      throw e;
+    }
+    if (r instanceof Promise) {
+      return r.then((x) => {
+        restore();
+        return x;
+      }, (e) => {
+        restore();
+        throw e;
+      });
+    }
+    restore();
+    return r;
+  }
+
+  /** Evaluate a block-less expression value (helpers for builtins). */
+  valueOf(e: Expr, sc: Scope): MaybePromise<Value> {
+    return then(this.compiled(e)(sc), (v) => stripCtl(v));
+  }
+}
+
+/** All canonical builtin heads (re-exported for hosts' completion). */
+export { BUILTIN_HEADS };

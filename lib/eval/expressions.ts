@@ -1,0 +1,601 @@
+/**
+ * Expression compilation (language §5, §7).
+ *
+ * The evaluator compiles each AST node once into a JS closure `(scope) => value` and then runs
+ * the closures. Literals become constants, operator dispatch is decided at compile time, and
+ * every closure stays synchronous while its children are synchronous (maybe-async, see
+ * maybe.ts): only nodes that actually wait (processes, timers, streams) produce promises.
+ *
+ * @module
+ */
+
+import type {
+  BinaryExpr,
+  Expr,
+  FieldExpr,
+  IndexExpr,
+  LogicalExpr,
+  MethodCallExpr,
+  Span,
+  StrInterp,
+} from "../syntax/ast.ts";
+import {
+  type DateTimeV,
+  DurationV,
+  type ErrorV,
+  FloatV,
+  isInt,
+  ListV,
+  mkInt,
+  RangeV,
+  RecordV,
+  RegexV,
+  SizeV,
+  TimeV,
+  typeName,
+  type Value,
+} from "../value/types.ts";
+import { fail, ShoalError } from "../value/errors.ts";
+import { arith, makeRange, membership, negate } from "../value/arith.ts";
+import { compareValues, valuesEqual } from "../value/compare.ts";
+import { asCondition } from "../value/coerce.ts";
+import { interpolate } from "../value/render.ts";
+import { parseDateTime } from "../value/datetime.ts";
+import { isPromise, type MaybePromise, then } from "./maybe.ts";
+import type { Scope } from "./scope.ts";
+import { Ctl } from "./ctl.ts";
+import type { Evaluator } from "./evaluator.ts";
+import { compileBlock, compileBody } from "./statements.ts";
+import { compileArgs, compileCall, compileLambda } from "./calls.ts";
+import { callMethod, fieldOrMethod } from "./dispatch.ts";
+import { compileCmd, compileLangBlock, failIfNotOk } from "./commands.ts";
+import { compileMatch } from "./match.ts";
+import { asShoalError, withSpan } from "./errors.ts";
+
+/** A compiled expression in value position. */
+export type CE = (sc: Scope) => MaybePromise<Value>;
+/** A compiled statement-level expression: may complete with a control signal. */
+export type CS = (sc: Scope) => MaybePromise<Value | Ctl>;
+
+/** An empty, shared named-argument map (never mutated). */
+export const NO_NAMED: Map<string, Value> = new Map();
+
+/** Strip a control completion from a value-position result (language §7.3 quirk). */
+export function stripCtl(r: Value | Ctl): Value {
+  return r instanceof Ctl ? r.value : r;
+}
+
+/** Apply `f` to two child results, synchronously when both are ready. */
+function both(
+  L: CE,
+  R: CE,
+  f: (a: Value, b: Value) => MaybePromise<Value>,
+): CE {
+  return (sc) => {
+    const a = L(sc);
+    if (a instanceof Promise) return a.then((av) => then(R(sc), (bv) => f(av, bv)));
+    const b = R(sc);
+    if (b instanceof Promise) return b.then((bv) => f(a, bv));
+    return f(a, b);
+  };
+}
+
+/** Run `f`, attaching `span` to a language error that has none. */
+export function at<T>(span: Span, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    throw withSpan(e, span);
+  }
+}
+
+function arithAt(op: "+" | "-" | "*" | "/" | "%", a: Value, b: Value, span: Span): Value {
+  try {
+    return arith(op, a, b);
+  } catch (e) {
+    throw withSpan(e, span);
+  }
+}
+
+/** `as_condition` with a span on failure; fast for booleans. */
+export function cond(v: Value, span: Span): boolean {
+  if (v === true) return true;
+  if (v === false) return false;
+  try {
+    return asCondition(v);
+  } catch (e) {
+    throw withSpan(e, span);
+  }
+}
+
+/** Structural equality with a fast path for primitives. */
+export function eq(a: Value, b: Value): boolean {
+  if (typeof a !== "object" && typeof b !== "object") return a === b;
+  return valuesEqual(a, b);
+}
+
+function cmp(a: Value, b: Value, span: Span): number {
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  try {
+    return compareValues(a, b);
+  } catch (e) {
+    throw withSpan(e, span);
+  }
+}
+
+function compileBinary(ev: Evaluator, e: BinaryExpr): CE {
+  const L = compileExpr(ev, e.left);
+  const R = compileExpr(ev, e.right);
+  const span = e.span;
+  switch (e.op) {
+    case "+":
+      return both(L, R, (a, b) => {
+        if (typeof a === "number" && typeof b === "number") {
+          const r = a + b;
+          if (Number.isSafeInteger(r)) return r;
+        } else if (typeof a === "string" && typeof b === "string") return a + b;
+        return arithAt("+", a, b, span);
+      });
+    case "-":
+      return both(L, R, (a, b) => {
+        if (typeof a === "number" && typeof b === "number") {
+          const r = a - b;
+          if (Number.isSafeInteger(r)) return r;
+        }
+        return arithAt("-", a, b, span);
+      });
+    case "*":
+      return both(L, R, (a, b) => {
+        if (typeof a === "number" && typeof b === "number") {
+          const r = a * b;
+          if (Number.isSafeInteger(r)) return r + 0;
+        }
+        return arithAt("*", a, b, span);
+      });
+    case "/":
+      return both(L, R, (a, b) => {
+        if (typeof a === "number" && typeof b === "number" && b !== 0 && (a | 0) === a) {
+          return Math.trunc(a / b) + 0;
+        }
+        return arithAt("/", a, b, span);
+      });
+    case "%":
+      return both(L, R, (a, b) => {
+        if (typeof a === "number" && typeof b === "number" && b !== 0) return (a % b) + 0;
+        return arithAt("%", a, b, span);
+      });
+    case "==":
+      return both(L, R, (a, b) => at(span, () => eq(a, b)));
+    case "!=":
+      return both(L, R, (a, b) => at(span, () => !eq(a, b)));
+    case "<":
+      return both(L, R, (a, b) => cmp(a, b, span) < 0);
+    case "<=":
+      return both(L, R, (a, b) => cmp(a, b, span) <= 0);
+    case ">":
+      return both(L, R, (a, b) => cmp(a, b, span) > 0);
+    case ">=":
+      return both(L, R, (a, b) => cmp(a, b, span) >= 0);
+    case "in":
+      return both(L, R, (a, b) => at(span, () => membership(a, b)));
+    case "??":
+      return (sc) => then(L(sc), (a) => (a === null ? R(sc) : a));
+  }
+}
+
+/**
+ * `&&` / `||` (language §5.1): returns an operand, not a bool. In statement position the
+ * executed operand that is not returned goes to the sink, and a non-ok outcome result raises.
+ */
+export function compileLogical(ev: Evaluator, e: LogicalExpr, stmtPos: boolean): CE {
+  const L = compileExpr(ev, e.left);
+  const R = compileExpr(ev, e.right);
+  const isAnd = e.op === "&&";
+  const finish = (v: Value): Value => (stmtPos ? failIfNotOk(v, e.span) : v);
+  return (sc) =>
+    then(L(sc), (a) => {
+      const c = cond(a, e.left.span);
+      if (c !== isAnd) return finish(a);
+      if (stmtPos) {
+        const s = ev.sink(a);
+        if (isPromise(s)) return s.then(() => then(R(sc), finish));
+      }
+      return then(R(sc), finish);
+    });
+}
+
+function compileInterp(ev: Evaluator, e: StrInterp): CE {
+  const parts: (string | CE)[] = e.parts.map((p) =>
+    p.kind === "Text" ? p.value : compileExpr(ev, p)
+  );
+  const span = e.span;
+  const piece = (v: Value): string => typeof v === "string" ? v : at(span, () => interpolate(v));
+  return (sc) => {
+    let out = "";
+    for (let i = 0; i < parts.length; i++) {
+      const p = parts[i];
+      if (typeof p === "string") {
+        out += p;
+        continue;
+      }
+      const v = p(sc);
+      if (v instanceof Promise) return finishInterpAsync(parts, i, out, v, sc, piece);
+      out += piece(v);
+    }
+    return out;
+  };
+}
+
+async function finishInterpAsync(
+  parts: (string | CE)[],
+  i: number,
+  out: string,
+  pending: Promise<Value>,
+  sc: Scope,
+  piece: (v: Value) => string,
+): Promise<Value> {
+  out += piece(await pending);
+  for (let j = i + 1; j < parts.length; j++) {
+    const p = parts[j];
+    out += typeof p === "string" ? p : piece(await p(sc));
+  }
+  return out;
+}
+
+/** Compile a list of expressions into a function producing their values in order. */
+export function compileList(ev: Evaluator, items: Expr[]): (sc: Scope) => MaybePromise<Value[]> {
+  const cs = items.map((x) => compileExpr(ev, x));
+  return (sc) => {
+    const out: Value[] = new Array(cs.length);
+    for (let i = 0; i < cs.length; i++) {
+      const v = cs[i](sc);
+      if (v instanceof Promise) return finishListAsync(cs, i, out, v, sc);
+      out[i] = v;
+    }
+    return out;
+  };
+}
+
+async function finishListAsync(
+  cs: CE[],
+  i: number,
+  out: Value[],
+  pending: Promise<Value>,
+  sc: Scope,
+): Promise<Value[]> {
+  out[i] = await pending;
+  for (let j = i + 1; j < cs.length; j++) out[j] = await cs[j](sc);
+  return out;
+}
+
+/** Translate Rust regex syntax to JS where they differ (`(?P<n>` named groups). */
+export function compileRegex(source: string, span: Span | null): RegexV {
+  const js = source.replace(/\(\?P</g, "(?<");
+  try {
+    return new RegexV(source, new RegExp(js, "u"));
+  } catch (e) {
+    throw fail("arg_error", `invalid regex \`${source}\`: ${(e as Error).message}`, null, span);
+  }
+}
+
+function compileField(ev: Evaluator, e: FieldExpr): CE {
+  const name = e.name;
+  const span = e.span;
+  // Namespace members (`math.pi`, `env.HOME`) when the root name is not shadowed.
+  if (e.target.kind === "Ident" && ev.isNamespaceName(e.target.name)) {
+    const ns = e.target.name;
+    const T = compileExpr(ev, e.target);
+    return (sc) => {
+      if (sc.lookup(ns) === undefined) return at(span, () => ev.namespaceField(ns, name, span));
+      return then(T(sc), (v) => fieldOrMethod(ev, v, name, span));
+    };
+  }
+  const T = compileExpr(ev, e.target);
+  if (e.optional) {
+    return (sc) => then(T(sc), (v) => (v === null ? null : fieldOrMethod(ev, v, name, span)));
+  }
+  return (sc) => {
+    const v = T(sc);
+    if (v instanceof Promise) return v.then((x) => fieldOrMethod(ev, x, name, span));
+    return fieldOrMethod(ev, v, name, span);
+  };
+}
+
+function compileMethodCall(ev: Evaluator, e: MethodCallExpr): CE {
+  const name = e.name;
+  const span = e.span;
+  // `.feed(cmd)` carries a command node: the command is built by the feed implementation.
+  if (name === "feed" && e.args.length === 1 && e.args[0].value.kind === "Cmd") {
+    const T = compileExpr(ev, e.target);
+    const cmd = e.args[0].value;
+    return (sc) => then(T(sc), (v) => ev.feed(v, cmd, sc, span));
+  }
+  const evalArgs = compileArgs(ev, e.args, span);
+  let T: CE;
+  if (e.target.kind === "Ident" && ev.isNamespaceName(e.target.name)) {
+    const ns = e.target.name;
+    const inner = compileExpr(ev, e.target);
+    return (sc) => {
+      if (sc.lookup(ns) === undefined) {
+        return then(evalArgs(sc), (args) => at(span, () => ev.namespaceCall(ns, name, args)));
+      }
+      return then(
+        inner(sc),
+        (recv) => then(evalArgs(sc), (args) => callMethod(ev, recv, name, args)),
+      );
+    };
+  } else T = compileExpr(ev, e.target);
+  const optional = e.optional;
+  return (sc) => {
+    const recv = T(sc);
+    if (recv instanceof Promise) {
+      return recv.then((r) =>
+        optional && r === null ? null : then(evalArgs(sc), (args) => callMethod(ev, r, name, args))
+      );
+    }
+    // `?.` skips argument evaluation on null (operators-safenav).
+    if (optional && recv === null) return null;
+    const args = evalArgs(sc);
+    if (args instanceof Promise) return args.then((a) => callMethod(ev, recv, name, a));
+    return callMethod(ev, recv, name, args);
+  };
+}
+
+/** Indexing (language §15: list/str by int, record by str key). */
+export function indexValue(v: Value, i: Value, span: Span): Value {
+  if (v instanceof ListV) {
+    if (isInt(i)) {
+      const n = v.items.length;
+      let k = typeof i === "number" ? i : Number(i);
+      if (k < 0) k += n;
+      if (k < 0 || k >= n || !Number.isSafeInteger(k)) {
+        throw fail("index_range", "list index out of range", null, span);
+      }
+      return v.items[k];
+    }
+    if (i instanceof RangeV) throw fail("type_error", "cannot index list with range", null, span);
+  } else if (typeof v === "string" && isInt(i)) {
+    const chars = Array.from(v);
+    let k = typeof i === "number" ? i : Number(i);
+    if (k < 0) k += chars.length;
+    if (k < 0 || k >= chars.length || !Number.isSafeInteger(k)) {
+      throw fail("index_range", "string index out of range", null, span);
+    }
+    return chars[k];
+  } else if (v instanceof RecordV && typeof i === "string") {
+    const f = v.fields.get(i);
+    if (f === undefined && !v.fields.has(i)) {
+      throw fail("field_missing", `missing field \`${i}\``, null, span);
+    }
+    return f ?? null;
+  }
+  throw fail("type_error", `cannot index ${typeName(v)} with ${typeName(i)}`, null, span);
+}
+
+function compileIndex(ev: Evaluator, e: IndexExpr): CE {
+  const span = e.span;
+  return both(
+    compileExpr(ev, e.target),
+    compileExpr(ev, e.index),
+    (v, i) => indexValue(v, i, span),
+  );
+}
+
+/** Compile an expression in value position. */
+export function compileExpr(ev: Evaluator, e: Expr): CE {
+  switch (e.kind) {
+    case "Int": {
+      const v = mkInt(BigInt(e.value));
+      return () => v;
+    }
+    case "Float": {
+      const v = new FloatV(e.value);
+      return () => v;
+    }
+    case "Size": {
+      const v = new SizeV(BigInt(e.bytes));
+      return () => v;
+    }
+    case "Duration": {
+      const v = new DurationV(BigInt(e.ns));
+      return () => v;
+    }
+    case "Time": {
+      const v = new TimeV(e.h, e.m, e.s);
+      return () => v;
+    }
+    case "Str": {
+      const v = e.value;
+      return () => v;
+    }
+    case "Bool": {
+      const v = e.value;
+      return () => v;
+    }
+    case "Null":
+      return () => null;
+    case "StrInterp":
+      return compileInterp(ev, e);
+    case "Regex": {
+      let cached: RegexV | null = null;
+      const span = e.span;
+      const src = e.source;
+      return () => (cached ??= compileRegex(src, span));
+    }
+    case "DateTime": {
+      let cached: DateTimeV | null = null;
+      const span = e.span;
+      const src = e.source;
+      return () => (cached ??= at(span, () => parseDateTime(src)));
+    }
+    case "Ident": {
+      const name = e.name;
+      const span = e.span;
+      return (sc) => {
+        const c = sc.lookup(name);
+        if (c !== undefined) return c.v;
+        return ev.resolveFree(name, sc, span);
+      };
+    }
+    case "List": {
+      const L = compileList(ev, e.items);
+      return (sc) => then(L(sc), (items) => new ListV(items));
+    }
+    case "Record": {
+      const keys = e.fields.map((f) => f.key);
+      const L = compileList(ev, e.fields.map((f) => f.value));
+      return (sc) =>
+        then(L(sc), (vals) => {
+          const m = new Map<string, Value>();
+          for (let i = 0; i < keys.length; i++) m.set(keys[i], vals[i]);
+          return new RecordV(m);
+        });
+    }
+    case "Lambda":
+      return compileLambda(ev, e);
+    case "Unary": {
+      const O = compileExpr(ev, e.operand);
+      const span = e.span;
+      if (e.op === "!") return (sc) => then(O(sc), (v) => !cond(v, span));
+      return (sc) =>
+        then(O(sc), (v) => {
+          if (typeof v === "number" && v !== 0) return -v;
+          return at(span, () => negate(v));
+        });
+    }
+    case "Binary":
+      return compileBinary(ev, e);
+    case "Logical":
+      return compileLogical(ev, e, false);
+    case "Range": {
+      const span = e.span;
+      const inc = e.inclusive;
+      return both(
+        compileExpr(ev, e.start),
+        compileExpr(ev, e.end),
+        (a, b) => at(span, () => makeRange(a, b, inc)),
+      );
+    }
+    case "Field":
+      return compileField(ev, e);
+    case "MethodCall":
+      return compileMethodCall(ev, e);
+    case "Index":
+      return compileIndex(ev, e);
+    case "Call":
+      return compileCall(ev, e);
+    case "Cmd":
+      return compileCmd(ev, e, false);
+    case "LangBlock":
+      return compileLangBlock(ev, e, false);
+    case "Block":
+    case "If":
+    case "Match":
+    case "Try":
+    case "Catch":
+    case "With": {
+      const C = compileCtl(ev, e, false);
+      return (sc) => {
+        const r = C(sc);
+        if (r instanceof Promise) return r.then(stripCtl);
+        return r instanceof Ctl ? r.value : r;
+      };
+    }
+    case "Spawn": {
+      const body = compileBlock(ev, e.body, "value");
+      const desc = "spawn { … }";
+      return (sc) => ev.spawnTask(desc, () => then(body(sc), stripCtl));
+    }
+  }
+}
+
+/** Catch a language error thrown synchronously or by a promise and hand it to `handler`. */
+export function catching<T>(
+  body: () => MaybePromise<T>,
+  handler: (err: ErrorV) => MaybePromise<T>,
+  span: Span,
+): MaybePromise<T> {
+  let r: MaybePromise<T>;
+  try {
+    r = body();
+  } catch (e) {
+    return handler(catchable(e, span));
+  }
+  if (r instanceof Promise) return r.catch((e) => handler(catchable(e, span)));
+  return r;
+}
+
+/** The error value a `catch` binds, or rethrow what the language must not catch. */
+function catchable(e: unknown, span: Span): ErrorV {
+  if (e instanceof ShoalError) return e.err;
+  if (e instanceof RangeError) return asShoalError(e, span).err;
+  throw e;
+}
+
+/**
+ * Compile a statement-level expression. Control constructs pass `break`/`continue`/`return`
+ * through; command nodes run in statement position when `stmtPos` is set.
+ */
+export function compileCtl(ev: Evaluator, e: Expr, stmtPos: boolean): CS {
+  switch (e.kind) {
+    case "Block":
+      return compileBlock(ev, e, "value");
+    case "If": {
+      const C = compileExpr(ev, e.cond);
+      const cspan = e.cond.span;
+      const T = compileBlock(ev, e.then, "value");
+      const E: CS | null = e.else === undefined ? null : compileCtl(ev, e.else, false);
+      return (sc) => {
+        const c = C(sc);
+        if (c instanceof Promise) {
+          return c.then((cv) => (cond(cv, cspan) ? T(sc) : E === null ? null : E(sc)));
+        }
+        return cond(c, cspan) ? T(sc) : E === null ? null : E(sc);
+      };
+    }
+    case "Match":
+      return compileMatch(ev, e);
+    case "Try": {
+      const B = compileBlock(ev, e.body, "value");
+      const binder = e.binder;
+      const H = compileBody(ev, e.handler.body, "value");
+      const span = e.span;
+      return (sc) =>
+        catching<Value | Ctl>(() => B(sc), (err) => {
+          const hs = ev.childScope(sc);
+          if (binder !== undefined && binder !== "_") hs.declare(binder, err);
+          return H(hs);
+        }, span);
+    }
+    case "Catch": {
+      const X = compileExpr(ev, e.expr);
+      const binder = e.binder;
+      const H: CS = e.handler.kind === "Block"
+        ? compileBody(ev, e.handler.body, "value")
+        : compileCtl(ev, e.handler, false);
+      const span = e.span;
+      return (sc) =>
+        catching<Value | Ctl>(() => X(sc), (err) => {
+          const hs = ev.childScope(sc);
+          if (binder !== undefined && binder !== "_") hs.declare(binder, err);
+          return H(hs);
+        }, span);
+    }
+    case "With":
+      return ev.compileWith(e);
+    case "Cmd":
+      return compileCmd(ev, e, stmtPos);
+    case "LangBlock":
+      return compileLangBlock(ev, e, stmtPos);
+    case "Logical":
+      return compileLogical(ev, e, stmtPos);
+    default:
+      return compileExpr(ev, e);
+  }
+}
+
+/** True for expressions that are commands for the purposes of statement position (§7.2). */
+export function isCommandExpr(e: Expr): boolean {
+  return e.kind === "Cmd" || e.kind === "LangBlock" ||
+    (e.kind === "Logical" && (isCommandExpr(e.left) || isCommandExpr(e.right)));
+}

@@ -1,0 +1,63 @@
+/**
+ * The evaluator's public face.
+ *
+ * ```ts
+ * import { Evaluator } from "./lib/eval/mod.ts";
+ * const ev = new Evaluator({ cwd: "/tmp" });
+ * const v = await ev.evalSource("let x = 2\nx * 3"); // 6
+ * ```
+ *
+ * `evalProgram` / `evalSource` return a value synchronously when nothing in the program waits
+ * (pure computation), else a promise. Language errors are thrown as `ShoalError`; parse errors
+ * as `ParseError`; any other exception is an internal bug (hosts report code `internal`).
+ *
+ * @module
+ */
+
+import type { Program } from "../syntax/ast.ts";
+import { parse } from "../syntax/mod.ts";
+import type { Value } from "../value/types.ts";
+import type { MaybePromise } from "./maybe.ts";
+import { Evaluator as Core, type EvaluatorOptions } from "./evaluator.ts";
+
+export {
+  type EvalHooks,
+  type EvaluatorOptions,
+  installHooks,
+  type TaskState,
+} from "./evaluator.ts";
+export {
+  type Builtin,
+  BUILTIN_HEADS,
+  type BuiltinCtx,
+  type CallForm,
+  type CmdArgs,
+  registerBuiltin,
+  registerCallForm,
+} from "./builtins/registry.ts";
+export { registerMethods } from "./dispatch.ts";
+export { defaultPorts, nullSink, type Ports, systemClock } from "./ports.ts";
+export { isStackOverflow, toErrorValue } from "./errors.ts";
+export { isPromise, type MaybePromise } from "./maybe.ts";
+
+/** A session evaluator with source-level entry points. */
+export class Evaluator extends Core {
+  constructor(opts: EvaluatorOptions = {}) {
+    super(opts);
+  }
+
+  /** Parse `src` in the session's binding context (REPL or script mode). */
+  parse(src: string): Program {
+    const names = this.boundNames();
+    return parse(src, {
+      repl: this.repl,
+      valueNames: names.values,
+      commandNames: names.commands,
+    });
+  }
+
+  /** Parse and evaluate `src`. Throws `ParseError` before evaluating anything. */
+  evalSource(src: string): MaybePromise<Value> {
+    return this.evalProgram(this.parse(src));
+  }
+}

@@ -1,0 +1,78 @@
+/**
+ * Host ports: everything the evaluator needs from the outside world (clock, statement sink,
+ * diagnostics stream, process spawning, the initial cwd and environment). Hosts (the CLI,
+ * the kernel's session Worker, the conformance harness, tests) pass their own; `defaultPorts`
+ * is the plain Deno implementation.
+ *
+ * Filesystem builtins use Deno's file APIs directly against paths the evaluator has already
+ * resolved against the *session* cwd, so the session never depends on the process cwd.
+ *
+ * @module
+ */
+
+import type { Value } from "../value/types.ts";
+import type { MaybePromise } from "./maybe.ts";
+import { type CaptureOptions, type CaptureResult, spawnCapture } from "../exec/mod.ts";
+
+/** Wall clock and timers. */
+export interface ClockPort {
+  /** Nanoseconds since the Unix epoch. */
+  nowNs(): bigint;
+  /** The IANA name of the local time zone (`now`/`today` are viewed in it). */
+  zone(): string;
+  /** Sleep `ms` milliseconds. */
+  sleep(ms: number): Promise<void>;
+}
+
+/**
+ * Process spawning: run a program to completion with captured output (lib/exec contract).
+ * Throws `ExecError` (`not_found`, `permission_denied`, …) when it cannot start.
+ */
+export interface ProcessPort {
+  capture(opts: CaptureOptions): Promise<CaptureResult>;
+}
+
+/** All ports. */
+export interface Ports {
+  clock: ClockPort;
+  /** Receives non-final top-level statement values (language §7.1). */
+  sink(v: Value): MaybePromise<void>;
+  /** Diagnostics that are not values (glob "no matches" lints…). */
+  stderr(text: string): void;
+  process: ProcessPort;
+}
+
+/** The process's local time zone. */
+function localZone(): string {
+  try {
+    return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+  } catch {
+    return "UTC";
+  }
+}
+
+/** The real clock. */
+export const systemClock: ClockPort = {
+  nowNs: () => BigInt(Date.now()) * 1_000_000n,
+  zone: localZone,
+  sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms))),
+};
+
+/** The real process layer. */
+export const execProcess: ProcessPort = { capture: spawnCapture };
+
+/** A sink that discards everything (harness, kernel value channels). */
+export const nullSink = (_v: Value): void => {};
+
+/** Default ports: real clock, real processes, sink writing to stdout (set by the host). */
+export function defaultPorts(overrides: Partial<Ports> = {}): Ports {
+  return {
+    clock: systemClock,
+    sink: nullSink,
+    stderr: (text) => {
+      Deno.stderr.writeSync(new TextEncoder().encode(text));
+    },
+    process: execProcess,
+    ...overrides,
+  };
+}
