@@ -423,11 +423,11 @@ function renderTable(rows: readonly Value[], width: number, maxRows: number): st
     widths.pop();
     ncols--;
   }
-  const fmt = (texts: string[], header: boolean) =>
-    texts.slice(0, ncols).map((t, i) => fitCell(t, widths[i], !header && numeric[i])).join("  ")
-      .trimEnd();
-  const lines = [fmt(cols, false), "─".repeat(Math.min(width, total()))];
-  for (const line of cells) lines.push(fmt(line, false));
+  // Numeric columns (headers included) are right-aligned so digits line up.
+  const fmt = (texts: string[]) =>
+    texts.slice(0, ncols).map((t, i) => fitCell(t, widths[i], numeric[i])).join("  ").trimEnd();
+  const lines = [fmt(cols), "─".repeat(Math.min(width, total()))];
+  for (const line of cells) lines.push(fmt(line));
   const notes: string[] = [];
   if (rows.length > shown) notes.push(`… ${rows.length - shown} more rows`);
   if (ncols < cols.length) notes.push(`… ${cols.length - ncols} more columns`);

@@ -1,0 +1,301 @@
+import { deepStrictEqual as eq, ok } from "node:assert/strict";
+import type { CmdExpr } from "../../lib/syntax/ast.ts";
+import {
+  displayTop,
+  formatDuration,
+  formatFloat,
+  formatSize,
+  interpolate,
+  quoteStr,
+  renderBlock,
+  renderInline,
+  renderInlineBounded,
+  truncateText,
+} from "../../lib/value/render.ts";
+import {
+  BytesV,
+  ClosureV,
+  CommandV,
+  DateTimeV,
+  DurationV,
+  ErrorV,
+  FloatV,
+  GlobV,
+  ListV,
+  OutcomeV,
+  PathV,
+  RangeV,
+  RecordV,
+  RegexV,
+  SecretV,
+  SizeV,
+  StreamV,
+  TableV,
+  TaskV,
+  TimeV,
+  type Value,
+} from "../../lib/value/types.ts";
+import { assertShoalError } from "./_helpers.ts";
+
+const rec = (o: Record<string, Value>) => new RecordV(new Map(Object.entries(o)));
+const list = (...items: Value[]) => new ListV(items);
+const S = 1_000_000_000n;
+const outcome = (
+  status: number | null,
+  okv: boolean,
+  signal: string | null = null,
+  stdout = new Uint8Array(),
+  parsed: Value | undefined = undefined,
+) => new OutcomeV(status, okv, signal, stdout, new Uint8Array(), 0n, 0, "x", parsed);
+
+Deno.test("formatFloat follows Rust Display (§19.2)", () => {
+  eq(formatFloat(1), "1");
+  eq(formatFloat(1e9), "1000000000");
+  eq(formatFloat(0.1 + 0.2), "0.30000000000000004");
+  eq(formatFloat(10 / 3), "3.3333333333333335");
+  eq(formatFloat(1e21), "1000000000000000000000");
+  eq(formatFloat(1e-7), "0.0000001");
+  eq(formatFloat(1.5e-7), "0.00000015");
+  eq(formatFloat(-1.5e-10), "-0.00000000015");
+  eq(formatFloat(1.2345e25), "12345000000000000000000000");
+  eq(formatFloat(-0), "-0");
+  eq(formatFloat(0), "0");
+  eq(formatFloat(NaN), "nan");
+  eq(formatFloat(Infinity), "inf");
+  eq(formatFloat(-Infinity), "-inf");
+  eq(formatFloat(3.14), "3.14");
+  eq(formatFloat(-8.5), "-8.5");
+  eq(formatFloat(4.140000000000001), "4.140000000000001");
+  eq(formatFloat(5e-324), "0." + "0".repeat(323) + "5");
+  eq(formatFloat(Number.MAX_VALUE).length, 309);
+});
+
+Deno.test("formatSize: decimal units, two decimals with Rust rounding (§19.3)", () => {
+  const cases: [bigint, string][] = [
+    [0n, "0b"],
+    [237n, "237b"],
+    [500n, "500b"],
+    [999n, "999b"],
+    [1000n, "1kb"],
+    [1020n, "1.02kb"],
+    [1024n, "1.02kb"], // 1kib
+    [4096n, "4.1kb"], // 4kib
+    [1500n, "1.5kb"],
+    [2000n, "2kb"],
+    [3333n, "3.33kb"], // 10kb / 3
+    [12000n, "12kb"],
+    [1_500_000n, "1.5mb"],
+    [1_000_000n, "1mb"], // 1_000kb
+    [4_194_304n, "4.19mb"], // 4mib
+    [1_073_741_824n, "1.07gb"], // 1gib
+    [1_500_000_000n, "1.5gb"], // 1500mb
+    [2_000_000_000_000n, "2tb"],
+    [1_099_511_627_776n, "1.1tb"],
+    [18446744073709551615n, "18446744.07tb"],
+    // Exact binary ties round to even: 1.125 → 1.12, 1.375 → 1.38.
+    [1125n, "1.12kb"],
+    [1375n, "1.38kb"],
+    [1005n, "1kb"], // 1.005 is below the tie in binary
+    // Rounding up to 1000 of a unit promotes to the next unit.
+    [999_999n, "1mb"],
+    [999_995n, "1mb"],
+    [999_994n, "999.99kb"],
+    [999_999_999_999_999n, "1000tb"],
+  ];
+  for (const [b, want] of cases) eq(formatSize(b), want, `${b}`);
+});
+
+Deno.test("formatDuration: greedy non-zero units (§19.4)", () => {
+  const cases: [bigint, string][] = [
+    [0n, "0s"],
+    [250_000_000n, "250ms"],
+    [90n * S, "1m30s"],
+    [-90n * S, "-1m30s"],
+    [5400n * S, "1h30m"],
+    [1_500_000_000n, "1s500ms"],
+    [30n * 86400n * S, "4w2d"],
+    [1_500_000n, "1ms500us"],
+    [36n * 3600n * S, "1d12h"],
+    [90000n * S, "1d1h"],
+    [(2n * 86400n + 3n * 3600n + 4n * 60n + 5n) * S, "2d3h4m5s"],
+    [9n * 86400n * S, "1w2d"],
+    [28n * 86400n * S, "4w"],
+    [1n, "1ns"],
+    [-5n * S, "-5s"],
+    [9223372036854775807n, "15250w1d23h47m16s854ms775us807ns"],
+    [-9223372036854775808n, "-15250w1d23h47m16s854ms775us808ns"],
+  ];
+  for (const [ns, want] of cases) eq(formatDuration(ns), want, `${ns}`);
+});
+
+Deno.test('quoteStr escapes exactly " \\ LF TAB CR NUL (§19.1)', () => {
+  eq(quoteStr("hi"), '"hi"');
+  eq(quoteStr('say "x"'), '"say \\"x\\""');
+  eq(quoteStr("a\\b"), '"a\\\\b"');
+  eq(quoteStr("a\nb\tc\rd\0e"), '"a\\nb\\tc\\rd\\0e"');
+  eq(quoteStr("héllo ✓ 🐚"), '"héllo ✓ 🐚"');
+  eq(quoteStr("\x1b[0m"), '"\x1b[0m"');
+});
+
+Deno.test("renderInline of every type (§4 table)", () => {
+  const cases: [Value, string][] = [
+    [null, "null"],
+    [true, "true"],
+    [false, "false"],
+    [42, "42"],
+    [-7, "-7"],
+    [9223372036854775807n, "9223372036854775807"],
+    [-9223372036854775808n, "-9223372036854775808"],
+    [new FloatV(1e9), "1000000000"],
+    [new FloatV(0.5), "0.5"],
+    ["hi", '"hi"'],
+    [new PathV("a.txt"), "a.txt"],
+    [new PathV("my file.txt"), '"my file.txt"'],
+    [new GlobV("*.rs", "/tmp", true), "*.rs"],
+    [new RegexV("\\d+", /\d+/u), 're"\\d+"'],
+    [new SizeV(1024n), "1.02kb"],
+    [new DurationV(90n * S), "1m30s"],
+    [new DateTimeV(1783605600n * S), "2026-07-09T14:00:00Z"],
+    [new DateTimeV(1783605600n * S + 500_000_000n, "Europe/Paris"), "2026-07-09T14:00:00.5Z"],
+    [new TimeV(10, 0, 0), "10:00"],
+    [new TimeV(9, 5, 0), "09:05"],
+    [new TimeV(22, 30, 15), "22:30:15"],
+    [new BytesV(new Uint8Array(2)), "bytes(2b)"],
+    [new BytesV(new Uint8Array(1500)), "bytes(1.5kb)"],
+    [new BytesV(new Uint8Array(3), "val:blake3:abcd"), "bytes(3b) val:blake3:abcd"],
+    [list(), "[]"],
+    [list(1, "a", null), '[1, "a", null]'],
+    [list(list(1), list()), "[[1], []]"],
+    [rec({}), "{}"],
+    [rec({ a: 1, "k-2": 2, _x9: true }), '{a: 1, "k-2": 2, _x9: true}'],
+    [rec({ 'q"k': 1, "": 2, "1a": 3 }), '{"q\\"k": 1, "": 2, "1a": 3}'],
+    [new TableV([rec({ a: 1 }), rec({ a: 2 })]), "[{a: 1}, {a: 2}]"],
+    [new RangeV(2, 7, false), "2..7"],
+    [new RangeV(-2, 7, true), "-2..=7"],
+    [new StreamV("value", true, null), "stream<value>"],
+    [new ErrorV("div_zero", "division by zero"), "error(div_zero: division by zero)"],
+    [outcome(0, true), "outcome(status: 0, ok: true)"],
+    [outcome(3, false), "outcome(status: 3, ok: false)"],
+    [outcome(null, false), "outcome(status: -1, ok: false)"],
+    [outcome(null, false, "SIGSEGV"), "outcome(signal: SIGSEGV, ok: false)"],
+    [new TaskV(3, "spawn", null), "task(3)"],
+    [
+      new ClosureV("f", [{ name: "a", hasDefault: false }, { name: "b", hasDefault: true }], {
+        name: "rest",
+        hasDefault: false,
+      }, null),
+      "fn f(a, b, ...rest)",
+    ],
+    [new ClosureV("g", [], null, null), "fn g()"],
+    [new ClosureV(null, [{ name: "x", hasDefault: false }], null, null), "closure(x)"],
+    [new ClosureV(null, [], null, null), "closure()"],
+    [new CommandV({ head: "git" } as CmdExpr, "gs"), "command(git)"],
+    [new SecretV("token", "hunter2"), "secret(token)"],
+  ];
+  for (const [v, want] of cases) eq(renderInline(v), want);
+});
+
+Deno.test("renderInlineBounded costs O(max) and marks the cut", () => {
+  const big = new ListV(Array.from({ length: 100_000 }, (_, i) => i));
+  const r = renderInlineBounded(big, 20);
+  eq(r.length, 20);
+  ok(r.endsWith("…"));
+  ok(r.startsWith("[0, 1, 2, 3"));
+  eq(renderInlineBounded(list(1, 2), 20), "[1, 2]");
+  eq(renderInlineBounded("x".repeat(1_000_000), 10), '"xxxxxxxx…');
+  eq(truncateText("ab🐚cd", 4), "ab…"); // never splits a surrogate pair
+});
+
+Deno.test("displayTop and interpolate (§19.7)", () => {
+  eq(displayTop("hi"), "hi");
+  eq(displayTop(new PathV("my file")), "my file");
+  eq(displayTop(null), "");
+  eq(displayTop(list(1, 2)), "[1, 2]");
+  eq(displayTop(new SizeV(5000n)), "5kb");
+  eq(interpolate("raw"), "raw");
+  eq(interpolate(list(1, 2)), "[1, 2]");
+  eq(interpolate(new PathV("a b.txt")), "a b.txt");
+  eq(interpolate(new SizeV(5000n)), "5kb");
+  eq(interpolate(null), "null");
+  eq(interpolate(list("a")), '["a"]');
+  assertShoalError(() => interpolate(new SecretV("t", "v")), "type_error", "interpolated");
+});
+
+Deno.test("renderBlock: scalars inline, records as key: value lines", () => {
+  eq(renderBlock(42), "42");
+  eq(renderBlock("hi"), '"hi"');
+  eq(renderBlock(new SizeV(1024n)), "1.02kb");
+  eq(renderBlock(rec({})), "{}");
+  eq(renderBlock(rec({ name: "ada", "the age": 36 })), 'name     : "ada"\n"the age": 36');
+  eq(renderBlock(list(1, 2, 3)), "[1, 2, 3]");
+  eq(renderBlock(list()), "[]");
+  eq(
+    renderBlock(new ErrorV("arg_error", "bad", "try this")),
+    "error(arg_error: bad)\nhint: try this",
+  );
+});
+
+Deno.test("renderBlock: tables as aligned columns with a header", () => {
+  const t = new TableV([
+    rec({ name: "a.txt", size: new SizeV(1024n), kind: "file" }),
+    rec({ name: "sub", size: new SizeV(0n), kind: "dir" }),
+  ]);
+  eq(
+    renderBlock(t),
+    [
+      "name     size  kind",
+      "───────────────────",
+      "a.txt  1.02kb  file",
+      "sub        0b  dir",
+    ].join("\n"),
+  );
+  // A list of records renders as a table too; missing cells are empty; null is empty.
+  eq(
+    renderBlock(list(rec({ a: 1 }), rec({ b: "x\ny", a: null }))),
+    ["a  b", "───────", "1", "   x\\ny"].join("\n"),
+  );
+  eq(renderBlock(new TableV([])), "(empty table)");
+});
+
+Deno.test("renderBlock: wide tables shrink columns with … to fit the width", () => {
+  const t = new TableV([
+    rec({ id: 1, text: "x".repeat(200), tag: "short" }),
+    rec({ id: 2, text: "y", tag: "t" }),
+  ]);
+  const out = renderBlock(t, 40).split("\n");
+  for (const line of out) ok([...line].length <= 40, `too wide: ${line}`);
+  ok(out[2].includes("…"));
+  ok(out[2].startsWith(" 1  xxx"));
+  ok(out[2].endsWith("short"));
+});
+
+Deno.test("renderBlock is bounded: rows and items beyond maxRows are summarised", () => {
+  const rows = Array.from({ length: 10_000 }, (_, i) => rec({ i }));
+  const out = renderBlock(new TableV(rows)).split("\n");
+  eq(out.length, 2 + 50 + 1);
+  eq(out.at(-1), "… 9950 more rows");
+  const out5 = renderBlock(new TableV(rows), 80, { maxRows: 5 }).split("\n");
+  eq(out5.at(-1), "… 9995 more rows");
+  const longList = new ListV(Array.from({ length: 1000 }, (_, i) => "item number " + i));
+  const lines = renderBlock(longList, 80, { maxRows: 3 }).split("\n");
+  eq(lines, ['"item number 0"', '"item number 1"', '"item number 2"', "… 997 more items"]);
+  const wideRec = new RecordV(new Map(Array.from({ length: 100 }, (_, i) => [`k${i}`, i])));
+  eq(renderBlock(wideRec, 80, { maxRows: 2 }), "k0: 0\nk1: 1\n… 98 more fields");
+});
+
+Deno.test("renderBlock of outcomes shows their output", () => {
+  const enc = new TextEncoder();
+  eq(renderBlock(outcome(0, true, null, enc.encode("hello\nworld\n"))), "hello\nworld");
+  eq(renderBlock(outcome(0, true)), "outcome(status: 0, ok: true)");
+  eq(
+    renderBlock(outcome(0, true, null, enc.encode("x\n"), rec({ a: 1 }))),
+    "a: 1",
+  );
+  eq(
+    renderBlock(outcome(2, false, null, enc.encode("oops\n"))),
+    "oops\noutcome(status: 2, ok: false)",
+  );
+  const many = enc.encode(Array.from({ length: 100 }, (_, i) => `line ${i}`).join("\n"));
+  const out = renderBlock(outcome(0, true, null, many), 80, { maxRows: 3 });
+  eq(out, "line 0\nline 1\nline 2\n… output truncated");
+});
