@@ -1,0 +1,156 @@
+/**
+ * Optional stronger kill scope: one cgroup v2 per child, emptied with `cgroup.kill`
+ * (Linux ≥ 5.14). Unlike a process-group kill it also takes descendants that called
+ * setsid. Used only when asked for (`killScope: "cgroup"`) and when the cgroup v2 tree
+ * under our own cgroup is writable; otherwise callers fall back to the process group.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import process from "node:process";
+import { signalNumber } from "./signals.ts";
+
+let base: string | null | undefined; // undefined: not probed; null: unavailable
+let counter = 0;
+/** Cgroups left populated by background processes; removed once they empty. */
+const leftovers = new Set<string>();
+
+function sweepLeftovers(): void {
+  for (const path of leftovers) {
+    try {
+      Deno.removeSync(path);
+      leftovers.delete(path);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) leftovers.delete(path);
+    }
+  }
+}
+
+/** The cgroup v2 directory of this process, or null (read from /proc/self). */
+function ownCgroupDir(): string | null {
+  const mountinfo = Deno.readTextFileSync("/proc/self/mountinfo");
+  let mount: string | null = null;
+  for (const line of mountinfo.split("\n")) {
+    const sep = line.indexOf(" - ");
+    if (sep < 0) continue;
+    if (line.slice(sep + 3).split(" ")[0] !== "cgroup2") continue;
+    mount = unescapeMount(line.slice(0, sep).split(" ")[4]);
+    break;
+  }
+  if (mount === null) return null;
+  const own = Deno.readTextFileSync("/proc/self/cgroup").split("\n").find((l) =>
+    l.startsWith("0::")
+  );
+  if (own === undefined) return null;
+  return join(mount, own.slice(3).trim());
+}
+
+/** mountinfo escapes space, tab, newline and backslash as octal. */
+function unescapeMount(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/**
+ * True when per-child cgroups with `cgroup.kill` can be created here. Probed once (by
+ * creating and removing one cgroup); never throws.
+ */
+export function cgroupKillAvailable(): boolean {
+  if (base !== undefined) return base !== null;
+  base = null;
+  try {
+    const dir = ownCgroupDir();
+    if (dir === null) return false;
+    const probe = join(dir, `shoal-exec-probe-${Deno.pid}`);
+    Deno.mkdirSync(probe);
+    try {
+      Deno.statSync(join(probe, "cgroup.kill"));
+      base = dir;
+    } finally {
+      Deno.removeSync(probe);
+    }
+  } catch {
+    base = null;
+  }
+  return base !== null;
+}
+
+/** One child's cgroup. */
+export class Cgroup {
+  private constructor(readonly path: string) {}
+
+  /** Create a fresh cgroup, or return null when cgroups are unavailable. */
+  static create(): Cgroup | null {
+    if (!cgroupKillAvailable()) return null;
+    sweepLeftovers();
+    const path = join(base!, `shoal-exec-${Deno.pid}-${++counter}`);
+    try {
+      Deno.mkdirSync(path);
+      return new Cgroup(path);
+    } catch {
+      return null;
+    }
+  }
+
+  /** The file a process writes its pid to in order to join. */
+  get procsFile(): string {
+    return join(this.path, "cgroup.procs");
+  }
+
+  /** Pids currently in the cgroup. */
+  pids(): number[] {
+    try {
+      return Deno.readTextFileSync(this.procsFile).split("\n").filter((l) => l !== "").map(
+        Number,
+      );
+    } catch {
+      return [];
+    }
+  }
+
+  /** True while any process is in the cgroup. */
+  populated(): boolean {
+    try {
+      return /^populated 1$/m.test(Deno.readTextFileSync(join(this.path, "cgroup.events")));
+    } catch {
+      return false;
+    }
+  }
+
+  /** Send `sig` to every member (including those that left the process group). */
+  signalAll(sig: string): void {
+    const n = signalNumber(sig);
+    if (n === null) throw new RangeError(`unknown signal ${sig}`);
+    for (const pid of this.pids()) {
+      try {
+        process.kill(pid, n);
+      } catch {
+        // already gone
+      }
+    }
+  }
+
+  /** SIGKILL every member at once. */
+  kill(): void {
+    try {
+      Deno.writeTextFileSync(join(this.path, "cgroup.kill"), "1");
+    } catch {
+      // removed already
+    }
+  }
+
+  /**
+   * Remove the cgroup if it is empty. When background members remain it is kept and
+   * removed by a later {@link Cgroup.create} once they are gone; returns false then.
+   */
+  remove(): boolean {
+    try {
+      Deno.removeSync(this.path);
+      return true;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return true;
+      leftovers.add(this.path);
+      return false;
+    }
+  }
+}
