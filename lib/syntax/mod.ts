@@ -20,16 +20,15 @@ export type { ParseOptions } from "./parser.ts";
  */
 export function parse(src: string, opts: ParseOptions = {}): Program {
   const map = byteOffsets(src);
-  let program: Program;
   try {
-    program = parseProgram(new Parser(src, opts));
+    const program = parseProgram(new Parser(src, opts));
+    if (map) convertTree(map, program);
+    return program;
   } catch (e) {
     const err = asParseError(e, src);
     if (map) err.span = convertSpan(map, err.span);
     throw err;
   }
-  if (map) convertTree(map, program);
-  return program;
 }
 
 /** The result of `tryParse`. */
@@ -59,17 +58,21 @@ function asParseError(e: unknown, src: string): ParseError {
  * children.
  */
 export function walk(node: Node, visit: (n: Node) => boolean | void): void {
-  const go = (v: unknown): void => {
-    if (v === null || typeof v !== "object") return;
+  // iterative pre-order (children pushed in reverse so they pop in source order)
+  const stack: unknown[] = [node];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== "object") continue;
     if (Array.isArray(v)) {
-      for (const x of v) go(x);
-      return;
+      for (let i = v.length - 1; i >= 0; i--) stack.push(v[i]);
+      continue;
     }
     const o = v as Record<string, unknown>;
-    if (typeof o.kind === "string" && visit(o as unknown as Node) === false) return;
-    for (const k in o) {
-      if (k !== "span" && k !== "headSpan") go(o[k]);
+    if (typeof o.kind === "string" && visit(o as unknown as Node) === false) continue;
+    const keys = Object.keys(o);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const k = keys[i];
+      if (k !== "span" && k !== "headSpan") stack.push(o[k]);
     }
-  };
-  go(node);
+  }
 }

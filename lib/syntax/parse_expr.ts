@@ -130,7 +130,7 @@ function parseBinary(p: Parser, minBp: number, fresh: boolean): Expr {
 /** The Pratt loop over an already-parsed left operand. */
 export function binaryTail(p: Parser, left: Expr, minBp: number): Expr {
   let lastCmp = false;
-  for (;;) {
+  for (let links = 1;; links++) {
     const t = p.peek();
     if (t.k === "Pipe") {
       throw p.fail("shoal has no pipe operator", t.s, t.e, PIPE_HINT);
@@ -145,6 +145,7 @@ export function binaryTail(p: Parser, left: Expr, minBp: number): Expr {
         "combine comparisons with &&: a < b && b < c",
       );
     }
+    p.chainLink(links, t.s);
     p.take(t);
     p.skipNl();
     const s = left.span[0];
@@ -213,8 +214,11 @@ function continuesOnNextLine(p: Parser): boolean {
 
 /** Postfix chain: `.name`, `.name(args)`, `?.name`, `[i]`, `(args)`, trailing blocks. */
 export function parsePostfix(p: Parser, e: Expr): Expr {
-  for (;;) {
+  for (let links = 1;; links++) {
     const t = p.peek();
+    if (t.k === "Dot" || t.k === "QuestionDot" || t.k === "LBracket" || t.k === "LParen") {
+      p.chainLink(links, t.s);
+    }
     switch (t.k) {
       case "Dot":
       case "QuestionDot": {

@@ -54,6 +54,14 @@ export function stmtList(p: Parser, inBlock: boolean): Stmt[] {
     const q = p.nextPos();
     const d = p.lx.ch(q);
     if (d === 10 || d === 59 || d === -1 || d === 125) continue;
+    if (st.kind === "ExprStmt" && st.expr.kind !== "Cmd" && assignOpAt(p, q)) {
+      throw p.fail(
+        "assignment target must be a variable in v0.1",
+        st.span[0],
+        q + 1,
+        "build a new value and rebind it, e.g. r = r.merge({a: 1})",
+      );
+    }
     let hint: string | null = null;
     if (st.kind === "ExprStmt" && st.expr.kind === "Ident") {
       const n = st.expr.name;

@@ -15,6 +15,12 @@ type Binding = "value" | "command";
 /** Deepest allowed nesting of expressions/statements/patterns (guards the JS stack). */
 export const MAX_DEPTH = 256;
 
+/**
+ * Longest allowed operator or postfix chain in one expression: each link nests the tree one
+ * level deeper (left-associative), and tree walkers downstream recurse on it.
+ */
+export const MAX_CHAIN = 2000;
+
 /** Words the parser treats as keywords (language §1.2). */
 export const RESERVED = new Set([
   "let",
@@ -280,6 +286,18 @@ export class Parser {
         p,
         p + 1,
         `expressions may nest at most ${MAX_DEPTH} levels; bind parts with let`,
+      );
+    }
+  }
+
+  /** Fails with «expression too long» once a chain passes MAX_CHAIN links. */
+  chainLink(n: number, at: number): void {
+    if (n > MAX_CHAIN) {
+      throw this.fail(
+        "expression too long",
+        at,
+        at + 1,
+        `an operator or method chain may have at most ${MAX_CHAIN} links; bind parts with let`,
       );
     }
   }

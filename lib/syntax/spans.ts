@@ -39,21 +39,21 @@ export function convertSpan(map: Int32Array, s: Span): Span {
 
 /** Rewrites every `span`/`headSpan` in a parsed tree from UTF-16 to UTF-8 offsets, in place. */
 export function convertTree(map: Int32Array, root: unknown): void {
-  const seen = new WeakSet<object>();
-  const go = (v: unknown): void => {
-    if (v === null || typeof v !== "object" || seen.has(v)) return;
-    seen.add(v);
+  // iterative: left-nested operator chains can be far deeper than the JS stack
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== "object") continue;
     if (Array.isArray(v)) {
-      for (const x of v) go(x);
-      return;
+      for (const x of v) stack.push(x);
+      continue;
     }
     const o = v as Record<string, unknown>;
     for (const k in o) {
       const x = o[k];
       if ((k === "span" || k === "headSpan") && Array.isArray(x)) {
         o[k] = convertSpan(map, x as Span);
-      } else go(x);
+      } else if (x !== null && typeof x === "object") stack.push(x);
     }
-  };
-  go(root);
+  }
 }
