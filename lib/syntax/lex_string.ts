@@ -214,20 +214,23 @@ function leadingWs(s: string): number {
 /**
  * Multi-line dedent over raw segments separated by opaque holes: drop one leading newline,
  * drop a whitespace-only last line, strip the minimum indentation of the non-blank lines.
+ * CRLF line endings become LF.
  */
 export function dedent(segs: string[]): string[] {
   const lines: Line[] = [{ frags: [], hasHole: false }];
   segs.forEach((s, i) => {
     if (i > 0) lines[lines.length - 1].hasHole = true;
-    s.split("\n").forEach((part, j) => {
+    const parts = s.split("\n");
+    parts.forEach((part, j) => {
       if (j > 0) lines.push({ frags: [], hasHole: false });
-      lines[lines.length - 1].frags.push({ seg: i, text: part });
+      // CRLF line endings read as LF
+      const text = j < parts.length - 1 && part.endsWith("\r") ? part.slice(0, -1) : part;
+      lines[lines.length - 1].frags.push({ seg: i, text });
     });
   });
   const blank = (l: Line) => !l.hasHole && leadingWs(l.frags[0].text) === l.frags[0].text.length;
   if (lines.length > 1 && !lines[0].hasHole) {
-    const t = lines[0].frags[0].text;
-    if (t === "" || t === "\r") lines.shift();
+    if (lines[0].frags[0].text === "") lines.shift();
   }
   if (lines.length > 1 && blank(lines[lines.length - 1])) lines.pop();
   let min = Infinity;

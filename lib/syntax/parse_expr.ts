@@ -749,10 +749,27 @@ function header(p: Parser): Expr {
   return p.withTrail(true, () => parseExpr(p));
 }
 
+/**
+ * The `{` body after an `if`/`while` condition. A bare unbound name followed by more words is
+ * almost always a command meant as the condition, so that error teaches the parentheses.
+ */
+export function headerBody(p: Parser, cond: Expr, what: string): BlockExpr {
+  let head = cond;
+  while (head.kind === "Binary" || head.kind === "Logical") head = head.left;
+  if (p.peek().k !== "LBrace" && head.kind === "Ident" && !p.isValue(head.name)) {
+    throw p.expected(
+      what,
+      p.peek(),
+      `to use a command's success as the condition, wrap it in parentheses: (${head.name} …)`,
+    );
+  }
+  return parseBlock(p, what);
+}
+
 function parseIf(p: Parser): IfExpr {
   const kw = p.take(p.peek());
   const cond = header(p);
-  const then = parseBlock(p, "`{` after the `if` condition");
+  const then = headerBody(p, cond, "`{` after the `if` condition");
   const node: IfExpr = { kind: "If", cond, then, span: [kw.s, then.span[1]] };
   const q = p.lx.skipTriviaNl(p.pos);
   if (p.identAt(q) === "else") {

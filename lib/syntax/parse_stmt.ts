@@ -23,7 +23,7 @@ import type {
 } from "./ast.ts";
 import { lexQuoted } from "./lex_string.ts";
 import { INTERP_HEADS, type Parser, RESERVED } from "./parser.ts";
-import { parseBlock, parseExpr, parseItContinuation, parseType } from "./parse_expr.ts";
+import { headerBody, parseBlock, parseExpr, parseItContinuation, parseType } from "./parse_expr.ts";
 import { commandChain, parseCommand } from "./parse_cmd.ts";
 
 /** Parses a whole program (the cursor is at the start). */
@@ -404,6 +404,6 @@ function parseFor(p: Parser): ForStmt {
 function parseWhile(p: Parser): WhileStmt {
   const kw = p.take(p.peek());
   const cond = p.withTrail(true, () => parseExpr(p));
-  const body = parseBlock(p, "`{` to start the loop body");
+  const body = headerBody(p, cond, "`{` to start the loop body");
   return { kind: "While", cond, body, span: p.spanFrom(kw.s) };
 }

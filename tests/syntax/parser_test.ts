@@ -630,3 +630,33 @@ Deno.test("api: tryParse and walk", () => {
   assertEquals(skipped, ["Program", "ExprStmt", "List"]);
   assertThrows(() => parse("let = 1"), ParseError);
 });
+
+Deno.test("diagnostics: an unparenthesized command condition teaches parentheses", () => {
+  const e = parseErr("if grep -q x f { 1 }");
+  assert(e.msg.startsWith("expected `{` after the `if` condition"));
+  assert(e.hint?.includes("(grep …)"));
+  assertEquals(parseErr("let ok = true\nif ok x { 1 }").hint, null);
+  assert(parseErr("while pgrep x { 1 }").hint?.includes("(pgrep …)"));
+});
+
+Deno.test("trivia: comments, CRLF and backslash-newline continuation", () => {
+  const body = stmts("# header\r\nlet x = 1 # trailing\r\necho a \\\r\n  b\r\nx");
+  assertEquals(body.length, 3);
+  const cmd = body[1];
+  assert(cmd.kind === "ExprStmt" && cmd.expr.kind === "Cmd" && cmd.expr.args.length === 2);
+  assertEquals(stmts("let s = '''\r\n  a\r\n  b\r\n  '''")[0], {
+    kind: "Let",
+    mutable: false,
+    name: "s",
+    value: { kind: "Str", value: "a\nb" },
+    exported: false,
+  });
+});
+
+Deno.test("commands: a pending --name= value may be empty", () => {
+  const e = expr("echo --name=");
+  assert(e.kind === "Cmd");
+  assertEquals(e.args, [
+    { kind: "FlagLong", name: "name", raw: "name", value: { kind: "Word", text: "" } },
+  ]);
+});
