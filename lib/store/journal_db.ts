@@ -70,12 +70,18 @@ export class JournalDb {
   static open(opts: JournalDbOptions): JournalDb {
     let db: DatabaseSync;
     try {
-      db = new DatabaseSync(opts.path, { timeout: opts.busyTimeoutMs ?? 5000 });
+      db = new DatabaseSync(opts.path);
     } catch (e) {
       throw fromSqlite(e, `opening the journal ${opts.path}`);
     }
     let lock: WriterLock | null = null;
     try {
+      const busy = opts.busyTimeoutMs ?? 5000;
+      if (!Number.isSafeInteger(busy) || busy < 0) {
+        throw new StoreError("invalid_input", "busyTimeoutMs must be a non-negative integer");
+      }
+      // Set by pragma: the constructor's `timeout` option is not honoured for 0 in Deno 2.9.
+      db.exec(`PRAGMA busy_timeout = ${busy}`);
       if (opts.path !== ":memory:") {
         const mode = (db.prepare("PRAGMA journal_mode = WAL").get() as { journal_mode: string })
           .journal_mode;

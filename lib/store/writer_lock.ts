@@ -88,7 +88,9 @@ export function writerAlive(dir: string, token: string | null): boolean {
   try {
     // Read-only: never re-creates a file another sweeper just removed. A shared
     // lock is enough to collide with the holder's exclusive one.
-    db = new DatabaseSync(path, { timeout: 0, readOnly: true });
+    // (Deno's DatabaseSync ignores `timeout: 0` and waits 5 s; the pragma is honoured.)
+    db = new DatabaseSync(path, { readOnly: true });
+    db.exec("PRAGMA busy_timeout = 0");
     db.prepare("SELECT count(*) FROM sqlite_master").get();
     db.close();
     db = null;

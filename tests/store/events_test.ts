@@ -1,0 +1,118 @@
+import assert from "node:assert/strict";
+import { EVENT_READ_MAX, openStore } from "../../lib/store/mod.ts";
+import { rejectsCode, withStore, withTempDir } from "./_helpers.ts";
+
+Deno.test("append assigns dense seqs from 0 per channel; readSince is exclusive and ascending", async () => {
+  await withStore(async (store) => {
+    assert.equal(await store.events.lastSeq("journal"), null);
+    for (let i = 0; i < 5; i++) {
+      const r = await store.events.append("journal", { entry_id: i }, { ts: 1000 + i });
+      assert.deepEqual(r, { channel: "journal", seq: i, ts: 1000 + i });
+    }
+    assert.equal((await store.events.append("session.transcript", { n: 1 })).seq, 0);
+    assert.equal(await store.events.lastSeq("journal"), 4);
+    const all = await store.events.readSince("journal");
+    assert.deepEqual(all.map((e) => e.seq), [0, 1, 2, 3, 4]);
+    assert.deepEqual(all[2], {
+      channel: "journal",
+      seq: 2,
+      ts: 1002,
+      session: null,
+      payload: { entry_id: 2 },
+    });
+    assert.deepEqual((await store.events.readSince("journal", 2)).map((e) => e.seq), [3, 4]);
+    assert.deepEqual((await store.events.readSince("journal", 0, 2)).map((e) => e.seq), [1, 2]);
+    assert.deepEqual(await store.events.readSince("journal", 4), []);
+    assert.deepEqual((await store.events.readLatest("journal", 2)).map((e) => e.seq), [3, 4]);
+    assert.deepEqual(await store.events.readSince("render"), [], "unknown channel reads empty");
+  }, { journalMode: "inline" });
+});
+
+Deno.test("events can be scoped to a session and read back per session (D-21)", async () => {
+  await withStore(async (store) => {
+    await store.events.append("session.transcript", { n: 1 }, { session: "a" });
+    await store.events.append("session.transcript", { n: 1 }, { session: "b" });
+    await store.events.append("session.transcript", { n: 2 }, { session: "a" });
+    const a = await store.events.readSince("session.transcript", null, 10, { session: "a" });
+    assert.deepEqual(a.map((e) => [e.seq, e.session]), [[0, "a"], [2, "a"]]);
+    const latestB = await store.events.readLatest("session.transcript", 10, { session: "b" });
+    assert.deepEqual(latestB.map((e) => e.seq), [1]);
+  }, { journalMode: "inline" });
+});
+
+Deno.test("bad channel, since or payload are invalid_input; limits are clamped", async () => {
+  await withStore(async (store) => {
+    await rejectsCode(store.events.append("", 1), "invalid_input");
+    await rejectsCode(store.events.append("bad channel", 1), "invalid_input");
+    await rejectsCode(store.events.append("journal", { big: 1n }), "invalid_input");
+    await rejectsCode(store.events.readSince("journal", -2), "invalid_input");
+    await rejectsCode(store.events.readSince("journal", 1.5), "invalid_input");
+    for (let i = 0; i < EVENT_READ_MAX + 10; i++) await store.events.append("user.x", i);
+    assert.equal(
+      (await store.events.readSince("user.x", null, EVENT_READ_MAX * 2)).length,
+      EVENT_READ_MAX,
+    );
+    assert.equal((await store.events.readSince("user.x")).length, 256, "default page");
+  }, { journalMode: "inline" });
+});
+
+Deno.test("sequences continue across a restart and after old events are trimmed by GC", async () => {
+  await withTempDir(async (dir) => {
+    let store = await openStore(dir);
+    for (let i = 0; i < 3; i++) await store.events.append("journal", { i }, { ts: 1000 });
+    await store.close();
+
+    store = await openStore(dir);
+    assert.equal(await store.events.lastSeq("journal"), 2);
+    assert.equal((await store.events.append("journal", { i: 3 })).seq, 3);
+    // trim everything older than a day: the channel's next seq is kept
+    const report = await store.gc({ ttlMs: 86_400_000, apply: true });
+    assert.equal(report.journal.events, 3);
+    assert.deepEqual((await store.events.readSince("journal")).map((e) => e.seq), [3]);
+    await store.close();
+
+    store = await openStore(dir);
+    assert.equal((await store.events.append("journal", { i: 4 })).seq, 4);
+    assert.deepEqual((await store.events.readSince("journal", 2)).map((e) => e.seq), [3, 4]);
+    await store.close();
+  });
+});
+
+Deno.test("events passed to finishRequest are stored in the same transaction", async () => {
+  await withStore(async (store) => {
+    const id = await store.journal.beginRequest({
+      session: "s",
+      principal: "p",
+      source: "x",
+      cwd: "/",
+    });
+    // an invalid event fails the whole finish: no outcome, no event
+    await rejectsCode(
+      store.journal.finishRequest(id, { status: "ok", durationNs: 1 }, [], {
+        events: [{ channel: "journal", payload: { entry_id: id } }, {
+          channel: "bad channel",
+          payload: 1,
+        }],
+      }),
+      "invalid_input",
+    );
+    assert.equal((await store.journal.get(id))?.status, "running");
+    assert.deepEqual(await store.events.readSince("journal"), []);
+    const r = await store.journal.finishRequest(id, { status: "ok", durationNs: 1 }, [], {
+      events: [
+        { channel: "journal", payload: { entry_id: id, head: "x", ok: true, principal: "p" } },
+        { channel: "session.transcript", payload: { n: 1, ref: "out:1" }, session: "s" },
+      ],
+    });
+    assert.deepEqual(r.events.map((e) => [e.channel, e.seq]), [["journal", 0], [
+      "session.transcript",
+      0,
+    ]]);
+    assert.deepEqual((await store.events.readSince("journal"))[0].payload, {
+      entry_id: id,
+      head: "x",
+      ok: true,
+      principal: "p",
+    });
+  });
+});
