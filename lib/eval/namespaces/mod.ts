@@ -29,7 +29,7 @@ import { yamlNamespace } from "./yaml.ts";
 
 export type { Namespace, NsFn } from "./args.ts";
 
-const NAMESPACES: ReadonlyMap<string, Namespace> = new Map(
+const NAMESPACES: Map<string, Namespace> = new Map(
   [
     jsonNamespace,
     yamlNamespace,
@@ -41,12 +41,19 @@ const NAMESPACES: ReadonlyMap<string, Namespace> = new Map(
   ].map((ns) => [ns.name, ns]),
 );
 
-/** The root names the evaluator intercepts when unshadowed. */
-export const NAMESPACE_NAMES: ReadonlySet<string> = new Set(NAMESPACES.keys());
-
 /** True when `name` is a namespace root (`json`, `math`, …). */
 export function isNamespaceName(name: string): boolean {
   return NAMESPACES.has(name);
+}
+
+/** The root names the evaluator intercepts when unshadowed (a live view of the registry). */
+export function namespaceNames(): string[] {
+  return [...NAMESPACES.keys()];
+}
+
+/** Add or replace a namespace (e.g. `http`, provided by the network subsystem). */
+export function registerNamespace(ns: Namespace): void {
+  NAMESPACES.set(ns.name, ns);
 }
 
 /** The namespace table for a root name (undefined for any other name). */

@@ -3,9 +3,10 @@ import { renderInline } from "../../../lib/value/render.ts";
 import { DurationV, FloatV, RecordV, type Value } from "../../../lib/value/types.ts";
 import {
   isNamespaceName,
-  NAMESPACE_NAMES,
   namespaceMember,
+  namespaceNames,
   namespaceTable,
+  registerNamespace,
 } from "../../../lib/eval/namespaces/mod.ts";
 import { platformName } from "../../../lib/eval/namespaces/os.ts";
 import { args, call, callWith, field, NsInterp, raises } from "./_host.ts";
@@ -151,8 +152,11 @@ Deno.test("config: empty without injection, snapshot when injected", () => {
 });
 
 Deno.test("registry: names, tables, unknown namespace", () => {
-  eq([...NAMESPACE_NAMES].sort(), ["config", "csv", "json", "math", "os", "toml", "yaml"]);
+  eq(namespaceNames().sort(), ["config", "csv", "json", "math", "os", "toml", "yaml"]);
   ok(isNamespaceName("json") && !isNamespaceName("env") && !isNamespaceName("constructor"));
   eq(namespaceTable("math")?.name, "math");
   raises(() => namespaceMember(new NsInterp(), "nope", "x", args([])), "undefined_var");
+  registerNamespace({ name: "zz_test", functions: new Map([["one", () => 1]]) });
+  ok(isNamespaceName("zz_test"));
+  eq(namespaceMember(new NsInterp(), "zz_test", "one", args([])), 1);
 });
