@@ -88,6 +88,7 @@ export function fixedOffsetSeconds(zone: string): number | null {
 }
 
 const formatters = new Map<string, Intl.DateTimeFormat | null>();
+const UTC_NAMES = new Set(["Etc/UTC", "Etc/GMT", "GMT", "Etc/Universal", "Etc/Zulu", "UCT"]);
 
 function zoneFormatter(zone: string): Intl.DateTimeFormat | null {
   let f = formatters.get(zone);
@@ -138,6 +139,8 @@ export function systemTimeZone(): string {
 export function zoneOffsetSeconds(zone: string, secs: number): number {
   const fixed = fixedOffsetSeconds(zone);
   if (fixed !== null) return fixed;
+  if (UTC_NAMES.has(zone)) return 0; // the usual system zone on servers: skip Intl
+
   const f = zoneFormatter(zone);
   if (f === null) return 0;
   let y = 0, mo = 1, d = 1, h = 0, mi = 0, s = 0, bc = false;

@@ -78,11 +78,13 @@ export function formatSize(bytes: bigint): string {
   let i = SIZE_STEPS.length - 1;
   while (i > 0 && b < SIZE_STEPS[i][0]) i--;
   let text = fixed2(b / SIZE_STEPS[i][0]);
-  if (Number(text) >= 1000 && i < SIZE_STEPS.length - 1) {
+  // Below tb the quotient is < 1000, so only a round-up can reach "1000.00" (7 characters).
+  if (text.length >= 7 && i < SIZE_STEPS.length - 1 && Number(text) >= 1000) {
     i++;
     text = fixed2(b / SIZE_STEPS[i][0]);
   }
-  if (text.includes(".")) text = text.replace(/0+$/, "").replace(/\.$/, "");
+  if (text.endsWith("00")) text = text.slice(0, -3);
+  else if (text.endsWith("0")) text = text.slice(0, -1);
   return text + SIZE_STEPS[i][1];
 }
 
@@ -401,27 +403,30 @@ function renderTable(rows: readonly Value[], width: number, maxRows: number): st
     });
     cells.push(line);
   }
-  // Shrink the widest columns until the row fits; drop trailing columns if even that fails.
+  // Keep as many leading columns as fit at their minimum widths (header text up to 10, or the
+  // natural width when smaller), then shrink the widest kept columns until the row fits.
+  const minW = cols.map((c, i) => Math.min(widths[i], Math.max(MIN_COL, Math.min(cpLen(c), 10))));
+  let ncols = 0;
+  for (let used = -2; ncols < cols.length && used + 2 + minW[ncols] <= width; ncols++) {
+    used += 2 + minW[ncols];
+  }
+  ncols = Math.max(ncols, 1);
+  widths.length = ncols;
   const total = () => widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
   let excess = total() - width;
   while (excess > 0) {
     let wi = -1;
-    for (let i = 0; i < widths.length; i++) {
-      if (widths[i] > MIN_COL && (wi < 0 || widths[i] > widths[wi])) wi = i;
+    for (let i = 0; i < ncols; i++) {
+      if (widths[i] > minW[i] && (wi < 0 || widths[i] > widths[wi])) wi = i;
     }
     if (wi < 0) break;
-    let second = MIN_COL;
-    for (let i = 0; i < widths.length; i++) {
-      if (i !== wi && widths[i] > second && widths[i] <= widths[wi]) second = widths[i];
+    let next = minW[wi];
+    for (let i = 0; i < ncols; i++) {
+      if (i !== wi && widths[i] > next && widths[i] < widths[wi]) next = widths[i];
     }
-    const cut = Math.max(1, Math.min(excess, widths[wi] - second));
+    const cut = Math.max(1, Math.min(excess, widths[wi] - next));
     widths[wi] -= cut;
     excess -= cut;
-  }
-  let ncols = cols.length;
-  while (ncols > 1 && total() > width) {
-    widths.pop();
-    ncols--;
   }
   // Numeric columns (headers included) are right-aligned so digits line up.
   const fmt = (texts: string[]) =>
@@ -472,8 +477,13 @@ function renderListBlock(items: readonly Value[], width: number, maxRows: number
   return lines.join("\n");
 }
 
-function renderTextBlock(text: string, maxRows: number, maxChars: number): string {
-  const cut = text.length > maxChars;
+function renderTextBlock(
+  text: string,
+  maxRows: number,
+  maxChars: number,
+  cutBefore = false,
+): string {
+  const cut = cutBefore || text.length > maxChars;
   let body = cut ? text.slice(0, maxChars) : text;
   if (!cut && body.endsWith("\n")) body = body.slice(0, -1);
   let lines = body.split("\n");
@@ -508,8 +518,9 @@ export function renderBlock(v: Value, width = 80, opts: BlockOptions = {}): stri
         if (v.parsed !== undefined) {
           body = v.parsed === null ? "" : renderBlock(v.parsed, width, opts);
         } else if (v.stdout.length > 0) {
-          const bytes = v.stdout.length > maxChars ? v.stdout.subarray(0, maxChars) : v.stdout;
-          body = renderTextBlock(lossy.decode(bytes), maxRows, maxChars);
+          const cut = v.stdout.length > maxChars;
+          const text = lossy.decode(cut ? v.stdout.subarray(0, maxChars) : v.stdout);
+          body = renderTextBlock(text, maxRows, maxChars, cut || v.stdoutTruncated);
         }
         if (body === "" && status === "") return renderOutcome(v);
         return body === "" ? status : status === "" ? body : `${body}\n${status}`;

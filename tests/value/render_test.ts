@@ -269,6 +269,30 @@ Deno.test("renderBlock: wide tables shrink columns with … to fit the width", (
   ok(out[2].endsWith("short"));
 });
 
+Deno.test("renderBlock: too many columns keeps whole leading columns and says how many are hidden", () => {
+  const row = (i: number) =>
+    new RecordV(new Map<string, Value>(Array.from({ length: 30 }, (_, c) => [`col${c}`, i * c])));
+  const lines = renderBlock(new TableV([row(1), row(2)]), 80).split("\n");
+  eq(lines[0], "col0  col1  col2  col3  col4  col5  col6  col7  col8  col9  col10  col11  col12");
+  eq(lines[2].trim().split(/ +/), [
+    "0",
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "7",
+    "8",
+    "9",
+    "10",
+    "11",
+    "12",
+  ]);
+  eq(lines.at(-1), "… 17 more columns");
+  for (const line of lines) ok([...line].length <= 80);
+});
+
 Deno.test("renderBlock is bounded: rows and items beyond maxRows are summarised", () => {
   const rows = Array.from({ length: 10_000 }, (_, i) => rec({ i }));
   const out = renderBlock(new TableV(rows)).split("\n");
@@ -298,4 +322,6 @@ Deno.test("renderBlock of outcomes shows their output", () => {
   const many = enc.encode(Array.from({ length: 100 }, (_, i) => `line ${i}`).join("\n"));
   const out = renderBlock(outcome(0, true, null, many), 80, { maxRows: 3 });
   eq(out, "line 0\nline 1\nline 2\n… output truncated");
+  const huge = outcome(0, true, null, enc.encode("x".repeat(100) + "\n"));
+  eq(renderBlock(huge, 80, { maxChars: 10 }), "xxxxxxxxxx\n… output truncated");
 });
