@@ -7,7 +7,7 @@
  */
 
 import type { Span } from "../syntax/ast.ts";
-import type { DateTimeV, RecordV, Value } from "../value/types.ts";
+import type { RecordV, Value } from "../value/types.ts";
 import type { MaybePromise } from "./maybe.ts";
 
 /** Evaluated call arguments. */
@@ -30,11 +30,6 @@ export interface Interp {
   env(): Map<string, string>;
   /** Throws the cancellation error if the running work was cancelled. Call it in long loops. */
   checkCancelled(): void;
-  /**
-   * The session clock (`now`, `.ago`, `.from_now`), in the system time zone. Optional so hosts
-   * without an injected clock use the system clock.
-   */
-  now?(): DateTimeV;
   /**
    * The configuration snapshot the host injected for the `config` namespace (§13.2); absent or
    * null when none was injected (`config.all()` is then `{}`).

@@ -31,14 +31,6 @@ export {
   UNIVERSAL_METHODS,
 };
 export { countArg, isCallable } from "./args.ts";
-export {
-  clockNow,
-  DATETIME_FIELDS,
-  datetimeField,
-  DURATION_FIELDS,
-  durationField,
-  temporalField,
-} from "./datetime.ts";
 export { EqIndex, isCollection, type Seq, trySeq } from "./seq.ts";
 export { charCount, splitLines } from "./str.ts";
 export { saveBytes, toStr } from "./universal.ts";

@@ -1,12 +1,12 @@
 /**
  * A minimal real host for calling method tables directly: native JS functions wrapped as
- * ClosureV values, a temp-dir cwd, a fixed clock, and a cancellation counter.
+ * ClosureV values, a temp-dir cwd, and a cancellation counter.
  */
 
 import assert from "node:assert/strict";
 import { fail, ShoalError } from "../../../lib/value/errors.ts";
 import { renderInline } from "../../../lib/value/render.ts";
-import { ClosureV, DateTimeV, ListV, RecordV, type Value } from "../../../lib/value/types.ts";
+import { ClosureV, ListV, RecordV, type Value } from "../../../lib/value/types.ts";
 import type { MaybePromise } from "../../../lib/eval/maybe.ts";
 import type { Interp } from "../../../lib/eval/method_types.ts";
 import { lookupMethod } from "../../../lib/eval/methods/mod.ts";
@@ -29,7 +29,6 @@ export class TestInterp implements Interp {
   calls = 0;
   constructor(
     readonly dir: string = Deno.makeTempDirSync({ prefix: "shoal-methods-" }),
-    readonly clock: DateTimeV = new DateTimeV(1_783_605_600_000_000_000n, "UTC"),
   ) {}
   callValue(f: Value, args: Value[]): MaybePromise<Value> {
     this.calls++;
@@ -46,9 +45,6 @@ export class TestInterp implements Interp {
   }
   checkCancelled(): void {
     this.checks++;
-  }
-  now(): DateTimeV {
-    return this.clock;
   }
   /** Remove the temp dir. */
   cleanup(): void {

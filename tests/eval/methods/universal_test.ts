@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
   BytesV,
-  DateTimeV,
   DurationV,
   PathV,
   RangeV,
@@ -10,13 +9,7 @@ import {
   TimeV,
   type Value,
 } from "../../../lib/value/types.ts";
-import { DT_MAX_NS, parseDateTime } from "../../../lib/value/datetime.ts";
-import {
-  DATETIME_FIELDS,
-  datetimeField,
-  durationField,
-  temporalField,
-} from "../../../lib/eval/methods/datetime.ts";
+import { parseDateTime } from "../../../lib/value/datetime.ts";
 import { assertFails, asyncFn, call, fn, L, R, show, TestInterp } from "./host.ts";
 
 const ip = new TestInterp();
@@ -100,35 +93,6 @@ Deno.test("bytes: len/count/is_empty; not a collection", async () => {
   for (const m of ["first", "contains", "reverse", "upper"]) {
     await assertFails(() => call(ip, bytes(104), m, m === "contains" ? ["h"] : []), "type_error");
   }
-});
-
-Deno.test("datetime fields and duration anchors", async () => {
-  const d = parseDateTime("2026-07-09T14:30:45Z");
-  const want = [2026, 7, 9, 14, 30, 45];
-  DATETIME_FIELDS.forEach((f, i) => assert.equal(datetimeField(d, f), want[i], f));
-  const paris = new DateTimeV(d.ns, "+02:00");
-  assert.equal(datetimeField(paris, "hour"), 16);
-  await assertFails(
-    () => datetimeField(d, "nope"),
-    "field_missing",
-    "datetime has no field `nope`",
-  );
-  const three = new DurationV(3_000_000_000n);
-  const ago = durationField(ip, three, "ago") as DateTimeV;
-  const later = durationField(ip, three, "from_now") as DateTimeV;
-  assert.equal(ago.ns, ip.clock.ns - 3_000_000_000n);
-  assert.equal(later.ns, ip.clock.ns + 3_000_000_000n);
-  await assertFails(() => durationField(ip, three, "nope"), "field_missing", "nope");
-  const edge = new TestInterp(ip.dir, new DateTimeV(DT_MAX_NS, "UTC"));
-  await assertFails(() => durationField(edge, new DurationV(1n), "from_now"), "overflow");
-  assert.equal((durationField(edge, new DurationV(1n), "ago") as DateTimeV).ns, DT_MAX_NS - 1n);
-  assert.equal(temporalField(ip, 5, "year"), undefined);
-  assert.equal(temporalField(ip, d, "year"), 2026);
-  // without a host clock, the system clock is used
-  const bare = { callValue: () => null, cwd: () => "/", env: () => new Map(), checkCancelled() {} };
-  const sys = durationField(bare, new DurationV(0n), "ago") as DateTimeV;
-  const nowNs = BigInt(Date.now()) * 1_000_000n;
-  assert.ok(sys.ns <= nowNs && nowNs - sys.ns < 5_000_000_000n);
 });
 
 Deno.test({ name: "universal: cleanup", fn: () => ip.cleanup() });
