@@ -30,6 +30,7 @@ import {
 /** A binary arithmetic operator. */
 export type ArithOp = "+" | "-" | "*" | "/" | "%";
 
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const TWO_63 = 9223372036854775808; // 2^63 as a float (exact)
 const TWO_64 = 18446744073709551616; // 2^64 as a float (exact)
 
@@ -88,20 +89,9 @@ function intBig(op: ArithOp, x: bigint, y: bigint): Int {
   return mkInt(r);
 }
 
-/** int ⊕ int where both are safe-integer numbers (the hot path). */
+/** int ⊕ int where both are safe-integer numbers and `+ - *` did not stay safe, or `/ %`. */
 function intNum(op: ArithOp, a: number, b: number): Int {
-  let r: number;
   switch (op) {
-    case "+":
-      r = a + b;
-      break;
-    case "-":
-      r = a - b;
-      break;
-    case "*":
-      r = a * b;
-      if (r === 0) return 0; // never produce -0
-      break;
     case "/":
       if (b === 0) throw divZero(op);
       // Exact: a % b is exact and a - a % b is a multiple of b no larger than |a|.
@@ -109,8 +99,9 @@ function intNum(op: ArithOp, a: number, b: number): Int {
     case "%":
       if (b === 0) throw divZero(op);
       return (a % b) + 0;
+    default:
+      return intBig(op, BigInt(a), BigInt(b));
   }
-  return Number.isSafeInteger(r) ? r : intBig(op, BigInt(a), BigInt(b));
 }
 
 function floatOp(op: ArithOp, x: number, y: number): number {
@@ -220,7 +211,17 @@ function durationArith(op: ArithOp, ns: bigint, b: Value, a: Value): Value {
  * go negative», «cannot apply `+` to A and B»).
  */
 export function arith(op: ArithOp, a: Value, b: Value): Value {
-  if (typeof a === "number" && typeof b === "number") return intNum(op, a, b);
+  // Hot path, kept small so engines inline it: safe-int `+ - *` whose result stays safe.
+  if (typeof a === "number" && typeof b === "number") {
+    const r = op === "+" ? a + b : op === "-" ? a - b : op === "*" ? a * b + 0 : NaN;
+    if (r <= MAX_SAFE && r >= -MAX_SAFE) return r;
+    return intNum(op, a, b);
+  }
+  return arithSlow(op, a, b);
+}
+
+/** Everything but number ⊕ number. */
+function arithSlow(op: ArithOp, a: Value, b: Value): Value {
   if (isInt(a)) {
     if (isInt(b)) return intBig(op, intToBig(a), intToBig(b));
     if (b instanceof FloatV) return new FloatV(floatOp(op, Number(a), b.v));
