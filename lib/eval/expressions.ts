@@ -11,6 +11,7 @@
 
 import type {
   BinaryExpr,
+  CmdExpr,
   Expr,
   FieldExpr,
   IndexExpr,
@@ -31,6 +32,7 @@ import {
   RecordV,
   RegexV,
   SizeV,
+  StreamV,
   TimeV,
   typeName,
   type Value,
@@ -301,15 +303,76 @@ function compileField(ev: Evaluator, e: FieldExpr): CE {
   };
 }
 
+/** A bare command head used as an expression (`sort.feed(x)`): the zero-argument command. */
+function headCmd(name: string, span: Span): CmdExpr {
+  return {
+    kind: "Cmd",
+    env: [],
+    forced: false,
+    head: name,
+    headKind: "word",
+    headSpan: span,
+    args: [],
+    redirects: [],
+    background: false,
+    span,
+  };
+}
+
+const isCmdNode = (x: Expr): boolean => x.kind === "Cmd" || x.kind === "LangBlock";
+
+/**
+ * `.feed` (§9.7): `value.feed(cmd)` or `cmd.feed(value)` — the operand that is a command node
+ * (a command, an interpreter block, or an unbound bare name) is the command.
+ */
+function compileFeed(ev: Evaluator, e: MethodCallExpr): CE {
+  const span = e.span;
+  if (e.args.length !== 1 || e.args[0].name !== undefined) {
+    return () => {
+      throw fail("arg_error", ".feed expects exactly one command argument", null, span);
+    };
+  }
+  const arg = e.args[0].value;
+  if (isCmdNode(arg)) {
+    const T = compileExpr(ev, e.target);
+    return (sc) => then(T(sc), (v) => ev.feed(v, arg, sc, span));
+  }
+  const A = compileExpr(ev, arg);
+  if (isCmdNode(e.target)) {
+    const target = e.target;
+    return (sc) => then(A(sc), (v) => ev.feed(v, target, sc, span));
+  }
+  const T = compileExpr(ev, e.target);
+  const bare = e.target.kind === "Ident" ? e.target : null;
+  return (sc) => {
+    if (bare !== null && sc.lookup(bare.name) === undefined && ev.isCommandName(bare.name)) {
+      const cmd = headCmd(bare.name, bare.span);
+      return then(A(sc), (v) => ev.feed(v, cmd, sc, span));
+    }
+    return then(T(sc), (recv) =>
+      then(A(sc), (v) => {
+        if (recv instanceof StreamV) {
+          throw fail(
+            "type_error",
+            "feeding a stream into a command is not implemented yet",
+            "collect it first: s.collect().feed(cmd)",
+            span,
+          );
+        }
+        throw fail(
+          "type_error",
+          `.feed's argument must be a command (e.g. .feed(sort -r)), found ${typeName(v)}`,
+          null,
+          span,
+        );
+      }));
+  };
+}
+
 function compileMethodCall(ev: Evaluator, e: MethodCallExpr): CE {
   const name = e.name;
   const span = e.span;
-  // `.feed(cmd)` carries a command node: the command is built by the feed implementation.
-  if (name === "feed" && e.args.length === 1 && e.args[0].value.kind === "Cmd") {
-    const T = compileExpr(ev, e.target);
-    const cmd = e.args[0].value;
-    return (sc) => then(T(sc), (v) => ev.feed(v, cmd, sc, span));
-  }
+  if (name === "feed") return compileFeed(ev, e);
   const evalArgs = compileArgs(ev, e.args, span);
   let T: CE;
   if (e.target.kind === "Ident" && ev.isNamespaceName(e.target.name)) {
