@@ -21,7 +21,7 @@ import {
   type StdinPlan,
 } from "./stdio.ts";
 import { Supervisor } from "./supervisor.ts";
-import type { CaptureOptions, CaptureResult, ExitInfo, OutputTarget } from "./types.ts";
+import type { CaptureOptions, CaptureResult, OutputTarget } from "./types.ts";
 import { DEFAULT_CAPTURE_CAP, DEFAULT_SPILL_MAX } from "./types.ts";
 
 type Drained = DrainResult & { writeError?: string };
@@ -104,7 +104,16 @@ async function capture(opts: CaptureOptions): Promise<CaptureResult> {
   }
   const t0 = performance.now();
   const startedAt = Date.now();
-  const sup = new Supervisor(child.pid, prep.graceMs, cgroup, opts.signal, prep.timeoutMs);
+  let exited = false;
+  const exit = waitExit(child).finally(() => exited = true);
+  const sup = new Supervisor(
+    child.pid,
+    prep.graceMs,
+    cgroup,
+    opts.signal,
+    prep.timeoutMs,
+    () => !exited,
+  );
   const feeding = stdin.mode === "piped" ? stdin.feed(child.stdin) : Promise.resolve();
 
   const drain = (
@@ -131,7 +140,7 @@ async function capture(opts: CaptureOptions): Promise<CaptureResult> {
   };
 
   const [exitR, stdoutR, stderrR] = await Promise.allSettled([
-    waitExit(child),
+    exit,
     drain(opts.stdout, out, () => child.stdout, stdoutCap, spill),
     err !== null && err === out
       ? Promise.resolve(EMPTY) // merged into stdout's file
@@ -150,10 +159,9 @@ async function capture(opts: CaptureOptions): Promise<CaptureResult> {
   // drains never reject; allSettled only keeps a failing wait from leaking them.
   const o = (stdoutR as PromiseFulfilledResult<Drained>).value;
   const e = (stderrR as PromiseFulfilledResult<Drained>).value;
-  const exit: ExitInfo = exitR.value;
   const result: CaptureResult = {
-    status: exit.status,
-    signal: exit.signal,
+    status: exitR.value.status,
+    signal: exitR.value.signal,
     program: prep.program,
     argv: prep.displayArgv,
     pid: child.pid,

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { ByteReader } from "./byte_reader.ts";
 import type { SpillFactory, SpillInfo, SpillSink } from "./spill.ts";
 import { writeAll } from "./write_all.ts";
 
@@ -32,9 +33,9 @@ const FIRST_BLOCK = 64 * 1024;
 const MAX_BLOCK = 4 * 1024 * 1024;
 
 /**
- * In-memory part of a capture. Chunks are copied into our own blocks: a pipe chunk of a
- * few bytes can be a view on a 64 KiB buffer, and keeping such views would multiply
- * memory by the chunk count.
+ * In-memory part of a capture: chunks are copied into our own blocks, which grow
+ * geometrically up to 4 MiB, so small outputs stay small and large ones cost few
+ * allocations. (Reads land in a reused scratch buffer, see ByteReader.)
  */
 class Blocks {
   #blocks: Uint8Array[] = [];
@@ -126,10 +127,15 @@ export async function drainCapped(
     }
   };
 
-  for await (const chunk of chunks(stream, stop)) {
-    total += chunk.length;
-    const taken = mem.take(chunk);
-    if (taken < chunk.length) await overflow(chunk.subarray(taken));
+  const reader = new ByteReader(stream, stop);
+  try {
+    for (let chunk = await reader.read(); chunk !== null; chunk = await reader.read()) {
+      total += chunk.length;
+      const taken = mem.take(chunk);
+      if (taken < chunk.length) await overflow(chunk.subarray(taken));
+    }
+  } finally {
+    reader.release();
   }
 
   let info: SpillInfo | undefined;
@@ -160,43 +166,21 @@ export async function drainToFile(
 ): Promise<{ total: number; error?: string }> {
   let total = 0;
   let error: string | undefined;
-  for await (const chunk of chunks(stream, stop)) {
-    total += chunk.length;
-    if (error !== undefined) continue;
-    try {
-      await writeAll(file, chunk);
-    } catch (e) {
-      error = e instanceof Error ? e.message : String(e);
+  const reader = new ByteReader(stream, stop);
+  try {
+    for (let chunk = await reader.read(); chunk !== null; chunk = await reader.read()) {
+      total += chunk.length;
+      if (error !== undefined) continue;
+      try {
+        await writeAll(file, chunk);
+      } catch (e) {
+        error = e instanceof Error ? e.message : String(e);
+      }
     }
+  } finally {
+    reader.release();
   }
   return error === undefined ? { total } : { total, error };
-}
-
-/**
- * The chunks of `stream` until it ends, errors (the bytes so far are kept), or `stop`
- * fires — then the read end is cancelled. `stop` exists for pipes held open by a process
- * outside the killed group (a setsid escaper), whose EOF would never come.
- */
-export async function* chunks(
-  stream: ReadableStream<Uint8Array>,
-  stop?: AbortSignal,
-): AsyncGenerator<Uint8Array> {
-  const reader = stream.getReader();
-  const onStop = () => reader.cancel().catch(() => {});
-  stop?.addEventListener("abort", onStop, { once: true });
-  try {
-    if (stop?.aborted) return void onStop();
-    while (true) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } catch {
-    // The pipe broke (rare: the resource was closed under us). Keep what we have.
-  } finally {
-    stop?.removeEventListener("abort", onStop);
-    reader.releaseLock();
-  }
 }
 
 /**

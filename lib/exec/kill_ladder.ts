@@ -21,10 +21,16 @@ export class KillLadder {
   #finished: Promise<void> = Promise.resolve();
   #onDone: (() => void)[] = [];
 
+  /**
+   * `leaderRunning` tells whether the child itself has not exited yet: for a moment after
+   * the spawn it has not called setsid(2), so its group does not exist and it must be
+   * signalled by pid.
+   */
   constructor(
     readonly pgid: number,
     readonly graceMs: number,
     readonly cgroup: Cgroup | null,
+    readonly leaderRunning: () => boolean,
   ) {}
 
   /** True once {@link start} was called. */
@@ -52,11 +58,18 @@ export class KillLadder {
   }
 
   #alive(): boolean {
+    if (this.leaderRunning()) return true;
     return this.cgroup !== null ? this.cgroup.populated() : groupAlive(this.pgid);
   }
 
   #signal(sig: string): void {
-    signalGroup(this.pgid, sig);
+    if (!signalGroup(this.pgid, sig) && this.leaderRunning()) {
+      try {
+        Deno.kill(this.pgid, sig as Deno.Signal);
+      } catch {
+        // exited meanwhile
+      }
+    }
     this.cgroup?.signalAll(sig);
   }
 
@@ -78,7 +91,7 @@ export class KillLadder {
       if (await this.#waitGone(this.graceMs)) return;
     }
     this.cgroup?.kill();
-    signalGroup(this.pgid, "SIGKILL");
+    this.#signal("SIGKILL");
     await this.#waitGone(KILL_SETTLE_MS);
   }
 }

@@ -10,7 +10,7 @@ import { isAbsolute, resolve } from "node:path";
 import { ExecError } from "./errors.ts";
 import type { ArgvItem, KillScope, SpawnOptions } from "./types.ts";
 import { DEFAULT_GRACE_MS } from "./types.ts";
-import { DEFAULT_PATH, which } from "./which.ts";
+import { DEFAULT_PATH, isExecutableFile, which } from "./which.ts";
 
 /** What to hand to `Deno.Command`, after validation and resolution. */
 export interface Prepared {
@@ -157,6 +157,7 @@ export function prepare(opts: SpawnOptions): Prepared {
   if (name === "") invalid("argv[0] is empty");
   const program = which(name, envCopy.PATH ?? hostPath(), cwd);
   if (program === null) throw unresolved(name, cwd);
+  checkInterpreter(program, name);
   return {
     program,
     displayArgv,
@@ -168,6 +169,36 @@ export function prepare(opts: SpawnOptions): Prepared {
     timeoutMs,
     killScope,
   };
+}
+
+/**
+ * A script whose `#!` interpreter is missing fails inside execve with ENOENT. The child is
+ * started through the setsid shim, which could only report that as exit status 127, so
+ * it is detected here and reported as the spawn error it is.
+ */
+function checkInterpreter(program: string, name: string): void {
+  let head: Uint8Array;
+  try {
+    const file = Deno.openSync(program, { read: true });
+    try {
+      const buf = new Uint8Array(256);
+      head = buf.subarray(0, file.readSync(buf) ?? 0);
+    } finally {
+      file.close();
+    }
+  } catch {
+    return; // execute-only or vanished: let execve decide
+  }
+  if (head[0] !== 0x23 || head[1] !== 0x21) return; // not "#!"
+  const end = head.indexOf(0x0a);
+  const line = lossyUtf8.decode(head.subarray(2, end < 0 ? head.length : end));
+  const interp = line.trim().split(/[ \t]/)[0];
+  if (interp === undefined || !interp.startsWith("/") || isExecutableFile(interp)) return;
+  throw new ExecError("not_found", `${name}: bad interpreter ${interp}: ${ENOENT}`, {
+    path: program,
+    osMessage: ENOENT,
+    hint: `the interpreter on its #! line, ${interp}, is not an executable file`,
+  });
 }
 
 /** The error for a name {@link which} could not resolve, as execvp would report it. */

@@ -22,7 +22,10 @@ export interface SpillInfo {
 
 /** A sequential byte sink, opened lazily at the first overflow. */
 export interface SpillSink {
-  /** Append `chunk`. Calls are sequential (each awaited before the next). */
+  /**
+   * Append `chunk`. Calls are sequential (each awaited before the next). `chunk` is only
+   * valid until the returned promise settles (its buffer is reused): copy it to keep it.
+   */
   write(chunk: Uint8Array): Promise<void>;
   /** Finish writing and describe the result; `truncated` is supplied by the caller. */
   close(truncated: boolean): Promise<SpillInfo>;

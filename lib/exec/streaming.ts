@@ -61,7 +61,16 @@ async function start(opts: StreamingOptions): Promise<StreamingChild> {
   }
   const t0 = performance.now();
   const startedAt = Date.now();
-  const sup = new Supervisor(child.pid, prep.graceMs, cgroup, opts.signal, prep.timeoutMs);
+  let exited = false;
+  const exit = waitExit(child).finally(() => exited = true);
+  const sup = new Supervisor(
+    child.pid,
+    prep.graceMs,
+    cgroup,
+    opts.signal,
+    prep.timeoutMs,
+    () => !exited,
+  );
   const feeding = stdin.mode === "piped" ? stdin.feed(child.stdin) : Promise.resolve();
 
   const stderrDone = opts.stderr === "discard"
@@ -76,7 +85,7 @@ async function start(opts: StreamingOptions): Promise<StreamingChild> {
 
   const result = (async (): Promise<StreamingResult> => {
     const [exitR, e] = await Promise.all([
-      waitExit(child).then((v) => ({ ok: true as const, v }), (r) => ({ ok: false as const, r })),
+      exit.then((v) => ({ ok: true as const, v }), (r) => ({ ok: false as const, r })),
       stderrDone,
     ]);
     const durNs = BigInt(Math.round((performance.now() - t0) * 1e6));

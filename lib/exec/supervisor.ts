@@ -35,8 +35,9 @@ export class Supervisor {
     cgroup: Cgroup | null,
     signal: AbortSignal | undefined,
     timeoutMs: number | undefined,
+    leaderRunning: () => boolean,
   ) {
-    this.ladder = new KillLadder(pgid, graceMs, cgroup);
+    this.ladder = new KillLadder(pgid, graceMs, cgroup, leaderRunning);
     this.ladder.onDone(() => {
       if (this.#disposed) return;
       this.#drainTimer = setTimeout(() => this.#stopDrains.abort(), DRAIN_GRACE_MS);

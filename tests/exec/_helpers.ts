@@ -26,7 +26,7 @@ export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Poll `cond` every 10 ms for at most `ms`; returns whether it became true. */
-export async function waitFor(cond: () => boolean, ms = 3000): Promise<boolean> {
+export async function waitFor(cond: () => boolean, ms = 10_000): Promise<boolean> {
   const deadline = performance.now() + ms;
   while (!cond()) {
     if (performance.now() > deadline) return false;

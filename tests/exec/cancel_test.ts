@@ -141,10 +141,12 @@ Deno.test("suspend and resume stop and continue the whole group", async () => {
     graceMs: GRACE,
   });
   const pgid = child.pgid;
-  assert.ok(await waitFor(() => sleepers(pgid, "300").length === 1));
+  assert.ok(await waitFor(() => sleepers(pgid, "300").length === 1), "background sleep started");
   const stopped = () => liveMembers(pgid).every((pid) => procState(pid) === "T");
+  const states = () =>
+    liveMembers(pgid).map((pid) => `${pid} ${procState(pid)} ${cmdline(pid).join(" ")}`).join("; ");
   assert.ok(suspend(pgid));
-  assert.ok(await waitFor(stopped), "all members stopped");
+  assert.ok(await waitFor(stopped), `all members stopped: ${states()}`);
   assert.ok(resume(pgid));
   assert.ok(
     await waitFor(() => liveMembers(pgid).every((pid) => procState(pid) !== "T")),
@@ -152,7 +154,7 @@ Deno.test("suspend and resume stop and continue the whole group", async () => {
   );
   // Cancelling a suspended group works too (the ladder sends SIGCONT with each signal).
   assert.ok(suspend(pgid));
-  assert.ok(await waitFor(stopped));
+  assert.ok(await waitFor(stopped), `all members stopped again: ${states()}`);
   child.cancel();
   await child.stdout.cancel();
   const r = await child.result;
