@@ -301,7 +301,13 @@ export function compileArgs(
 ): (sc: Scope) => MaybePromise<MethodArgs> {
   const posC = compileList(ev, args.filter((a) => a.name === undefined).map((a) => a.value));
   const named = args.filter((a) => a.name !== undefined);
-  if (named.length === 0) return (sc) => then(posC(sc), (pos) => ({ pos, named: NO_NAMED, span }));
+  if (named.length === 0) {
+    return (sc) => {
+      const pos = posC(sc);
+      if (pos instanceof Promise) return pos.then((p) => ({ pos: p, named: NO_NAMED, span }));
+      return { pos, named: NO_NAMED, span };
+    };
+  }
   const keys = named.map((a) => a.name as string);
   const namedC = compileList(ev, named.map((a) => a.value));
   return (sc) =>
@@ -320,6 +326,23 @@ export function compileCall(ev: Evaluator, e: CallExpr): CE {
   const A = compileArgs(ev, e.args, span);
   const form = ev.callForms.get(name);
   if (form !== undefined) return (sc) => then(A(sc), (args) => at(span, () => form(ev, args, sc)));
+  if (e.args.every((a) => a.name === undefined)) {
+    // Positional-only calls (the hot case): no MethodArgs record.
+    const P = compileList(ev, e.args.map((a) => a.value));
+    return (sc) => {
+      const cell = sc.lookup(name);
+      const pos = P(sc);
+      if (cell === undefined) {
+        return then(
+          pos,
+          (p) => ev.callCommandByName(name, { pos: p, named: NO_NAMED, span }, sc, span),
+        );
+      }
+      const f = cell.v;
+      if (pos instanceof Promise) return pos.then((p) => callValue(ev, f, p, NO_NAMED, span));
+      return callValue(ev, f, pos, NO_NAMED, span);
+    };
+  }
   return (sc) => {
     const cell = sc.lookup(name);
     const args = A(sc);

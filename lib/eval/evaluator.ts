@@ -30,7 +30,7 @@ import type { Interp, MethodArgs } from "./method_types.ts";
 import { Scope } from "./scope.ts";
 import { Ctl, ExitSignal } from "./ctl.ts";
 import { defaultPorts, type Ports } from "./ports.ts";
-import { at, type CE, compileExpr, type CS, stripCtl } from "./expressions.ts";
+import { at, type CE, compileExpr, type CS, NO_NAMED, stripCtl } from "./expressions.ts";
 import { compileBlock, compileBody } from "./statements.ts";
 import { callValue } from "./calls.ts";
 import { relativeTo } from "./dispatch.ts";
@@ -109,7 +109,7 @@ export class Evaluator implements Interp {
   repl: boolean;
   private cwdPath: string;
   private readonly envMap: Map<string, string>;
-  private readonly cancelFlag: Int32Array | null;
+  private cancelFlag: Int32Array | null;
   private abort: AbortController | null = null;
   private readonly cache = new WeakMap<object, CE>();
   private outs: Value[] = [];
@@ -140,6 +140,15 @@ export class Evaluator implements Interp {
     return this.envMap;
   }
 
+  /**
+   * Replace the cancel flag (element 0 ≠ 0 means "stop"). The kernel gives every task its own
+   * shared slot, so cancelling one task can never stop the next one (protocol D-24).
+   */
+  setCancelFlag(flag: Int32Array | null): void {
+    this.cancelFlag = flag;
+    this.abort = null;
+  }
+
   /** Raise `cancelled` when the host set the cancel flag. */
   checkCancelled(): void {
     if (this.cancelFlag !== null && this.cancelFlag[0] !== 0) {
@@ -164,7 +173,7 @@ export class Evaluator implements Interp {
 
   /** Call a callable value (closure, alias). */
   callValue(fn: Value, args: Value[], named?: Map<string, Value>): MaybePromise<Value> {
-    return callValue(this, fn, args, named ?? new Map(), null);
+    return callValue(this, fn, args, named ?? NO_NAMED, null);
   }
 
   // ---- running programs ------------------------------------------------------------------
@@ -181,10 +190,11 @@ export class Evaluator implements Interp {
 
   /**
    * Evaluate a parsed program in the session's root scope (script or REPL semantics,
-   * language §7.1). Synchronous when nothing in it waits.
+   * language §7.1). Synchronous when nothing in it waits. `position: "value"` runs a final
+   * bare expression in value position (a failed command outcome is returned, not raised).
    */
-  evalProgram(p: Program): MaybePromise<Value> {
-    const body: CS = compileBody(this, p.body, "top");
+  evalProgram(p: Program, position: "stmt" | "value" = "stmt"): MaybePromise<Value> {
+    const body: CS = compileBody(this, p.body, position === "value" ? "top_value" : "top");
     this.pendingExit = null;
     let r: MaybePromise<Value | Ctl>;
     try {

@@ -17,14 +17,24 @@ export interface Cell {
   readonly mut: boolean;
 }
 
-/** A lexical scope. */
+/**
+ * A lexical scope. The first binding lives in an inline slot (`k0`/`c0`): most scopes (a call
+ * with one parameter, a loop iteration, a lambda) bind at most one name, and a `Map` per scope
+ * would dominate calls and loops.
+ */
 export class Scope {
+  k0: string | null = null;
+  c0: Cell | null = null;
   vars: Map<string, Cell> | null = null;
   constructor(readonly parent: Scope | null) {}
 
   /** Declare (or re-declare, replacing) `name` in this scope. */
   declare(name: string, v: Value, mut = false): void {
-    (this.vars ??= new Map()).set(name, { v, mut });
+    const cell: Cell = { v, mut };
+    if (this.k0 === null || this.k0 === name) {
+      this.k0 = name;
+      this.c0 = cell;
+    } else (this.vars ??= new Map()).set(name, cell);
   }
 
   /** The nearest cell for `name`, or undefined. */
@@ -32,6 +42,7 @@ export class Scope {
     // deno-lint-ignore no-this-alias
     let s: Scope | null = this;
     do {
+      if (s.k0 === name) return s.c0!;
       const vars: Map<string, Cell> | null = s.vars;
       if (vars !== null) {
         const c = vars.get(name);
@@ -52,6 +63,7 @@ export class Scope {
     const seen = new Set<string>();
     // deno-lint-ignore no-this-alias
     for (let s: Scope | null = this; s !== null; s = s.parent) {
+      if (s.k0 !== null) seen.add(s.k0);
       if (s.vars) { for (const k of s.vars.keys()) seen.add(k); }
     }
     return [...seen];

@@ -35,15 +35,28 @@ import { compileFnDecl } from "./calls.ts";
 
 /**
  * How a statement list runs: `top` (session top level: every expression statement in
- * statement position, non-final values to the sink), `value` (a block whose value is used:
- * its final command runs in value position), `discard` (a loop body: every command runs in
- * statement position and goes to the sink).
+ * statement position, non-final values to the sink), `top_value` (like `top`, but a final
+ * expression statement runs in value position — the kernel's `exec position:"value"`),
+ * `value` (a block whose value is used: its final command runs in value position), `discard`
+ * (a loop body: every command runs in statement position and goes to the sink).
  */
-export type BlockMode = "top" | "value" | "discard";
+export type BlockMode = "top" | "top_value" | "value" | "discard";
 
-/** Compile a block: a child scope, then its statements. */
+/**
+ * True when statements declare names directly in their own scope. A block that declares
+ * nothing can run in its parent's scope: nothing could observe the difference, and skipping
+ * the allocation keeps loops and branches cheap.
+ */
+export function declares(stmts: Stmt[]): boolean {
+  return stmts.some((s) =>
+    s.kind === "Let" || s.kind === "FnDecl" || s.kind === "Alias" || s.kind === "Use"
+  );
+}
+
+/** Compile a block: a child scope (when it declares anything), then its statements. */
 export function compileBlock(ev: Evaluator, b: BlockExpr, mode: BlockMode): CS {
   const body = compileBody(ev, b.body, mode);
+  if (!declares(b.body)) return body;
   return (sc) => body(new Scope(sc));
 }
 
@@ -74,17 +87,24 @@ function compileStmt(ev: Evaluator, s: Stmt, mode: BlockMode, isLast: boolean): 
     case "Let": {
       const V = compileExpr(ev, s.value);
       const { name, mutable } = s;
-      if (s.exported && mode === "top") ev.exportNames.add(name);
-      return (sc) =>
-        then(V(sc), (v) => {
-          if (name !== "_") sc.declare(name, v, mutable);
-          return null;
-        });
+      if (s.exported && (mode === "top" || mode === "top_value")) ev.exportNames.add(name);
+      if (name === "_") return (sc) => then(V(sc), () => null);
+      return (sc) => {
+        const v = V(sc);
+        if (v instanceof Promise) {
+          return v.then((x) => {
+            sc.declare(name, x, mutable);
+            return null;
+          });
+        }
+        sc.declare(name, v, mutable);
+        return null;
+      };
     }
     case "FnDecl": {
       const make = compileFnDecl(ev, s);
       const name = s.name;
-      if (s.exported && mode === "top") ev.exportNames.add(name);
+      if (s.exported && (mode === "top" || mode === "top_value")) ev.exportNames.add(name);
       return (sc) => {
         sc.declare(name, make(sc));
         return null;
@@ -125,9 +145,12 @@ function compileStmt(ev: Evaluator, s: Stmt, mode: BlockMode, isLast: boolean): 
       return compileEnvAssign(ev, s);
     case "ExprStmt": {
       const isCmd = isCommandExpr(s.expr);
-      const stmtPos = mode === "top" || (isCmd && (mode === "discard" || !isLast));
+      const stmtPos = mode === "top" || (mode === "top_value" && !isLast) ||
+        (isCmd && (mode === "discard" || !isLast));
       const C = compileCtl(ev, s.expr, stmtPos);
-      const sinks = mode === "top" ? !isLast : isCmd && (mode === "discard" || !isLast);
+      const sinks = mode === "top" || mode === "top_value"
+        ? !isLast
+        : isCmd && (mode === "discard" || !isLast);
       if (!sinks) return C;
       return (sc) =>
         then(C(sc), (v) => {
@@ -142,25 +165,32 @@ function compileAssign(ev: Evaluator, s: AssignStmt): CS {
   const V = compileExpr(ev, s.value);
   const { target, op, span } = s;
   const bin = op === "=" ? null : (op[0] as "+" | "-" | "*" | "/");
-  return (sc) =>
-    then(V(sc), (v) => {
-      const cell = sc.lookup(target);
-      if (cell === undefined) {
-        throw fail("type_error", `cannot assign \`${target}\`: NotFound`, null, span);
+  const assign = (sc: Scope, v: Value): Value => {
+    const cell = sc.lookup(target);
+    if (cell === undefined) {
+      throw fail("type_error", `cannot assign \`${target}\`: NotFound`, null, span);
+    }
+    if (!cell.mut) {
+      throw fail("type_error", `cannot assign \`${target}\`: Immutable`, null, span);
+    }
+    if (bin !== null) {
+      const old = cell.v;
+      if (typeof old === "number" && typeof v === "number" && bin !== "/") {
+        const r = bin === "+" ? old + v : bin === "-" ? old - v : old * v;
+        v = Number.isSafeInteger(r) ? r + 0 : at(span, () => arith(bin, old, v));
+      } else {
+        const x = v;
+        v = at(span, () => arith(bin, old, x));
       }
-      if (!cell.mut) {
-        throw fail("type_error", `cannot assign \`${target}\`: Immutable`, null, span);
-      }
-      if (bin !== null) {
-        const old = cell.v;
-        if (typeof old === "number" && typeof v === "number" && bin !== "/") {
-          const r = bin === "+" ? old + v : bin === "-" ? old - v : old * v;
-          v = Number.isSafeInteger(r) ? r + 0 : at(span, () => arith(bin, old, v));
-        } else v = at(span, () => arith(bin, old, v));
-      }
-      cell.v = v;
-      return v;
-    });
+    }
+    cell.v = v;
+    return v;
+  };
+  return (sc) => {
+    const v = V(sc);
+    if (v instanceof Promise) return v.then((x) => assign(sc, x));
+    return assign(sc, v);
+  };
 }
 
 function compileEnvAssign(ev: Evaluator, s: EnvAssignStmt): CS {
@@ -251,14 +281,15 @@ function loopExit(c: Ctl): Value | Ctl {
 function compileWhile(ev: Evaluator, s: WhileStmt): CS {
   const C = compileExpr(ev, s.cond);
   const cspan = s.cond.span;
-  const body = compileBody(ev, s.body.body, "discard");
+  const body0 = compileBody(ev, s.body.body, "discard");
+  const body: CS = declares(s.body.body) ? (sc) => body0(new Scope(sc)) : body0;
   const loop = (sc: Scope): MaybePromise<Value | Ctl> => {
     for (;;) {
       ev.checkCancelled();
       const c = C(sc);
       if (c instanceof Promise) return c.then((cv) => (cond(cv, cspan) ? afterBody(sc) : null));
       if (!cond(c, cspan)) return null;
-      const r = body(new Scope(sc));
+      const r = body(sc);
       if (r instanceof Promise) {
         return r.then((x) => (x instanceof Ctl && x !== CONTINUE ? loopExit(x) : loop(sc)));
       }
@@ -266,6 +297,6 @@ function compileWhile(ev: Evaluator, s: WhileStmt): CS {
     }
   };
   const afterBody = (sc: Scope): MaybePromise<Value | Ctl> =>
-    then(body(new Scope(sc)), (x) => (x instanceof Ctl && x !== CONTINUE ? loopExit(x) : loop(sc)));
+    then(body(sc), (x) => (x instanceof Ctl && x !== CONTINUE ? loopExit(x) : loop(sc)));
   return loop;
 }
