@@ -66,7 +66,9 @@ export function checkBytes(name: string, v: unknown, fallback: number): number {
 /** The host's PATH, or {@link DEFAULT_PATH} when it cannot be read. */
 function hostPath(): string {
   try {
-    return Deno.env.get("PATH") ?? DEFAULT_PATH;
+    // Ask first: without --allow-env, Deno.env.get would prompt on a terminal.
+    const state = Deno.permissions.querySync({ name: "env", variable: "PATH" }).state;
+    return state === "granted" ? Deno.env.get("PATH") ?? DEFAULT_PATH : DEFAULT_PATH;
   } catch {
     return DEFAULT_PATH;
   }
@@ -120,12 +122,13 @@ export function prepare(opts: SpawnOptions): Prepared {
   const displayArgv: string[] = [];
   const args: (string | Uint8Array)[] = [];
   let needsByteArgs = false;
-  argv.forEach((item: ArgvItem, i: number) => {
+  for (let i = 0; i < argv.length; i++) {
+    const item: ArgvItem = argv[i];
     if (typeof item === "string") {
       checkText(`argv[${i}]`, item);
       displayArgv.push(item);
       if (i > 0) args.push(item);
-      return;
+      continue;
     }
     if (!(item instanceof Uint8Array)) invalid(`argv[${i}] must be a string or Uint8Array`);
     if (item.includes(0)) invalid(`argv[${i}] contains a NUL byte`);
@@ -140,11 +143,11 @@ export function prepare(opts: SpawnOptions): Prepared {
       if (text === null) {
         invalid("argv[0] is not valid UTF-8", "Deno can only start programs whose path is UTF-8");
       }
-      return;
+      continue;
     }
     if (text === null) needsByteArgs = true;
     args.push(text ?? item.slice());
-  });
+  }
 
   const graceMs = checkMs("graceMs", opts.graceMs) ?? DEFAULT_GRACE_MS;
   const timeoutMs = checkMs("timeoutMs", opts.timeoutMs);

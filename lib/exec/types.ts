@@ -126,7 +126,10 @@ export interface CaptureResult extends ExitInfo {
   stdoutTruncated: boolean;
   /** True when stderr exceeded its cap (the excess was dropped). */
   stderrTruncated: boolean;
-  /** Present when stdout spilled: the bytes after the in-memory part. */
+  /**
+   * Present when stdout spilled: the bytes after the in-memory part. The caller owns the
+   * spill (e.g. a temp file): ingest it into the content store or delete it.
+   */
   stdoutSpill?: SpillInfo;
   /** Present when the spill could not be written; the overflow was then dropped. */
   spillError?: string;

@@ -90,6 +90,7 @@ Deno.test("malformed options → invalid_argument", async () => {
     { argv: ["echo", new Uint8Array([97, 0])], cwd: "/", env: ENV },
     { argv: [new Uint8Array([0xff])], cwd: "/", env: ENV },
     { argv: ["echo", 42], cwd: "/", env: ENV },
+    { argv: ["echo", undefined, "x"], cwd: "/", env: ENV },
     { argv: ["true"], cwd: "/", env: ENV, stdoutCap: -1 },
     { argv: ["true"], cwd: "/", env: ENV, stdoutCap: 1.5 },
     { argv: ["true"], cwd: "/", env: ENV, timeoutMs: Infinity },
