@@ -4,8 +4,14 @@
  * (see `blob_format.ts`).
  *
  * Guarantees:
- * - writes are atomic (temp file on the same filesystem, fsync, rename) and
+ * - writes are atomic (temp file on the same filesystem, then rename) and
  *   idempotent (a second put of the same bytes touches the existing file);
+ * - a put that resolved survives the process being killed; with `fsync: true`
+ *   it also survives a power loss (file and directory are fsynced before it
+ *   resolves). fsync costs ~10 ms per put on the reference disk, so it is off
+ *   by default and meant for bytes that exist nowhere else (undo snapshots);
+ *   an unsynced blob torn by a power loss reads as `blob_corrupt`, never as
+ *   wrong data, and the next put of its content replaces it;
  * - every read is verified against the address, so a damaged file is a
  *   `blob_corrupt` error, never wrong data; `getRange` verifies the whole blob
  *   once per (inode, size, mtime, ctime) and caches that for the process;
@@ -22,22 +28,25 @@ import {
   chooseCodec,
   type Codec,
   type CompressionPolicy,
+  decodeFrame,
+  decodeFrameHeader,
   decodeHeader,
-  decoder,
+  encodeFrame,
   encodeHeader,
-  encoder,
+  FRAME_HEADER,
+  FRAME_RAW_MAX,
   HEADER_SIZE,
   isCompressionPolicy,
 } from "./blob_format.ts";
 import { invalid, ioError, StoreError } from "./errors.ts";
-import { BLOB_READ_CAP } from "./limits.ts";
+import { BLOB_READ_CAP, IO_CHUNK } from "./limits.ts";
 import { parseRef, toRef } from "./refs.ts";
 
 /** Options of a put. */
 export interface PutOptions {
   /** Compression policy; default: the store's (normally `auto`). */
   compression?: CompressionPolicy;
-  /** fsync the file (and its directory) before the put resolves; default: the store's. */
+  /** fsync the file and its directory before the put resolves (power-loss durable); default: the store's. */
   fsync?: boolean;
   /** Refuse (with `blob_too_large`) a stream longer than this many bytes. Default: no limit. */
   maxBytes?: number;
@@ -101,7 +110,7 @@ export interface BlobFileInfo {
 export interface ContentStoreOptions {
   /** Default compression policy (default `auto`). */
   compression?: CompressionPolicy;
-  /** Default fsync behaviour (default true: a put that resolved survives a power loss). */
+  /** Default fsync behaviour (default false: durable against process death, not power loss). */
   fsync?: boolean;
 }
 
@@ -127,12 +136,14 @@ export class ContentStore {
   readonly #verified = new Map<string, string>();
   // temp files this process is writing right now (GC must not touch them).
   readonly #active = new Set<string>();
+  // blobs that failed verification here: the next put rewrites them instead of reusing.
+  readonly #corrupt = new Set<string>();
 
   private constructor(dir: string, opts: ContentStoreOptions) {
     this.dir = dir;
     this.tmpDir = join(dir, "tmp");
     this.#compression = opts.compression ?? "auto";
-    this.#fsync = opts.fsync ?? true;
+    this.#fsync = opts.fsync ?? false;
   }
 
   /** Open (creating, mode 0700) a content store rooted at `dir`. */
@@ -203,6 +214,7 @@ export class ContentStore {
   /** Store the contents of a file (streamed). Idempotent. */
   async putFile(path: string, opts: PutOptions = {}): Promise<PutResult> {
     if (typeof path !== "string" || path === "") throw invalid("putFile expects a file path");
+    checkPutOptions(opts);
     let file: Deno.FsFile;
     try {
       file = await Deno.open(path, { read: true });
@@ -214,8 +226,12 @@ export class ContentStore {
     } catch (e) {
       throw ioError(e, `reading ${path}`, path);
     }
-    // file.readable closes the file when it ends or is cancelled.
-    return await this.putStream(file.readable, opts);
+    try {
+      const tmp = await this.#writeTemp(this.tmpDir, readChunks(file, path), opts, undefined);
+      return await this.#commit(tmp, opts);
+    } finally {
+      tryClose(file);
+    }
   }
 
   /** True if a blob file exists for `hash` (not verified). */
@@ -335,8 +351,8 @@ export class ContentStore {
         if (header.codec === "none") {
           await file.seek(HEADER_SIZE + offset, Deno.SeekMode.Start);
           out.set(await readExact(file, out.length, hash));
-        } else {
-          await copyRange(this.#logical(file, header, hash), offset, out);
+        } else if (out.length > 0) {
+          await this.#frameRange(file, header, hash, offset, out);
         }
       } else {
         // One streaming pass: hash everything, keep the range.
@@ -448,45 +464,55 @@ export class ContentStore {
       }
       return;
     }
-    // Compressed payload: decode the rest of the file, refusing more output than recorded.
-    const source = new ReadableStream<Uint8Array>({
-      async pull(ctl) {
-        const buf = new Uint8Array(256 * 1024);
-        const n = await file.read(buf);
-        if (n === null) ctl.close();
-        else ctl.enqueue(buf.subarray(0, n));
-      },
-    });
-    let decoded: ReadableStream<Uint8Array>;
-    try {
-      decoded = source.pipeThrough(decoder(header.codec));
-    } catch (e) {
-      throw corrupt("cannot start decoding", e);
+    // Framed payload: decode frame by frame, refusing more output than recorded.
+    const codec = header.codec;
+    while (produced < header.size) {
+      const { raw, comp } = await this.#frameHeader(file, hash);
+      if (produced + raw > header.size) throw corrupt("frames decode to more bytes than recorded");
+      const packed = await readExact(file, comp, hash);
+      produced += raw;
+      yield decodeFrame(codec, packed, raw, hash);
     }
-    const reader = decoded.getReader();
-    try {
-      while (true) {
-        let r: ReadableStreamReadResult<Uint8Array>;
-        try {
-          r = await reader.read();
-        } catch (e) {
-          throw corrupt(`${header.codec} payload does not decode`, e);
-        }
-        if (r.done) break;
-        produced += r.value.length;
-        if (produced > header.size) throw corrupt("payload decodes to more bytes than recorded");
-        yield r.value;
+    if ((await file.read(new Uint8Array(1))) !== null) {
+      throw corrupt("trailing bytes after the last frame");
+    }
+  }
+
+  async #frameHeader(file: Deno.FsFile, hash: string): Promise<{ raw: number; comp: number }> {
+    return decodeFrameHeader(await readExact(file, FRAME_HEADER, hash), hash);
+  }
+
+  /** Copy the logical range [offset, offset+out.length) of a verified framed blob, skipping frames. */
+  async #frameRange(
+    file: Deno.FsFile,
+    header: BlobHeader,
+    hash: string,
+    offset: number,
+    out: Uint8Array,
+  ) {
+    const codec = header.codec as Exclude<Codec, "none">;
+    let pos = 0;
+    while (pos < offset + out.length) {
+      const { raw, comp } = await this.#frameHeader(file, hash);
+      if (pos + raw <= offset) {
+        await file.seek(comp, Deno.SeekMode.Current); // not needed: skip without decoding
+      } else {
+        copyOverlap(
+          decodeFrame(codec, await readExact(file, comp, hash), raw, hash),
+          pos,
+          offset,
+          out,
+        );
       }
-    } finally {
-      await reader.cancel().catch(() => {});
+      pos += raw;
     }
-    if (produced !== header.size) throw corrupt("payload decodes to fewer bytes than recorded");
   }
 
   #check(h: Blake3Hasher, hash: string): void {
     const got = h.digestHex();
     if (got !== hash) {
       this.#verified.delete(hash);
+      this.#corrupt.add(hash);
       throw new StoreError(
         "blob_corrupt",
         `blob ${hash} is corrupt: its bytes hash to ${got}; the file was damaged on disk (remove it and store the content again)`,
@@ -510,6 +536,7 @@ export class ContentStore {
    */
   async #reuse(hash: string): Promise<PutResult | null> {
     const path = this.pathOf(hash);
+    if (this.#corrupt.has(hash)) return null;
     let st: BlobStat | null;
     try {
       st = await this.stat(hash);
@@ -556,6 +583,7 @@ export class ContentStore {
     const maxBytes = opts.maxBytes ?? Infinity;
     const h = knownHash === undefined ? await acquireHasher() : undefined;
     const it = source[Symbol.asyncIterator]();
+    let out: BufferedWriter | null = null;
     try {
       await writeAll(file, new Uint8Array(HEADER_SIZE), path); // placeholder until size is known
       // Bounded sample for the compression decision.
@@ -592,19 +620,29 @@ export class ContentStore {
           yield feed(asChunk(r.value));
         }
       };
-      let stored = HEADER_SIZE;
+      out = new BufferedWriter(file, path);
       if (codec === "none") {
-        for await (const c of logical()) {
-          await writeAll(file, c, path);
-          stored += c.length;
-        }
+        for await (const c of logical()) await out.write(c);
       } else {
-        const encoded = ReadableStream.from(logical()).pipeThrough(encoder(codec));
-        for await (const c of encoded) {
-          await writeAll(file, c, path);
-          stored += c.length;
+        // Fill 1 MiB frames (one copy), compress each as it completes.
+        const frame = new Uint8Array(FRAME_RAW_MAX);
+        let used = 0;
+        for await (const c of logical()) {
+          for (let at = 0; at < c.length;) {
+            const take = Math.min(c.length - at, frame.length - used);
+            frame.set(c.subarray(at, at + take), used);
+            used += take;
+            at += take;
+            if (used === frame.length) {
+              await out.write(encodeFrame(codec, frame));
+              used = 0;
+            }
+          }
         }
+        if (used > 0) await out.write(encodeFrame(codec, frame.subarray(0, used)));
       }
+      await out.flush();
+      const stored = HEADER_SIZE + out.written;
       await file.seek(0, Deno.SeekMode.Start);
       await writeAll(file, encodeHeader(codec, size), path);
       if (fsync) await file.syncData();
@@ -613,6 +651,7 @@ export class ContentStore {
       return { path, hash, size, storedSize: stored, codec };
     } catch (e) {
       await it.return?.(undefined)?.catch(() => {}); // cancels a source stream we stop reading
+      await out?.settle();
       tryClose(file);
       this.#active.delete(path);
       await Deno.remove(path).catch(() => {});
@@ -640,6 +679,7 @@ export class ContentStore {
         throw ioError(e, "moving a blob into place", dest);
       }
       this.#verified.delete(tmp.hash);
+      this.#corrupt.delete(tmp.hash);
       if (opts.fsync ?? this.#fsync) await syncDir(fanout);
       return {
         hash: tmp.hash,
@@ -715,19 +755,6 @@ function copyOverlap(chunk: Uint8Array, pos: number, offset: number, out: Uint8A
   if (from < to) out.set(chunk.subarray(from - pos, to - pos), from - offset);
 }
 
-async function copyRange(
-  chunks: AsyncGenerator<Uint8Array>,
-  offset: number,
-  out: Uint8Array,
-): Promise<void> {
-  let pos = 0;
-  for await (const chunk of chunks) {
-    copyOverlap(chunk, pos, offset, out);
-    pos += chunk.length;
-    if (pos >= offset + out.length) break; // generator's finally cancels the decoder
-  }
-}
-
 async function checkRawLength(file: Deno.FsFile, header: BlobHeader, hash: string): Promise<void> {
   if (header.codec !== "none") return;
   const st = await file.stat();
@@ -755,6 +782,92 @@ async function readExact(file: Deno.FsFile, n: number, hash: string): Promise<Ui
     at += got;
   }
   return out;
+}
+
+/**
+ * Coalesces small chunks into 1 MiB writes (a stream may yield tiny chunks) and
+ * keeps one write in flight, so hashing the next chunk overlaps the disk write.
+ */
+class BufferedWriter {
+  readonly #file: Deno.FsFile;
+  readonly #path: string;
+  #buf = new Uint8Array(IO_CHUNK);
+  #spare = new Uint8Array(IO_CHUNK);
+  #used = 0;
+  #inflight: Promise<void> = Promise.resolve();
+  /** Bytes handed to write() so far. */
+  written = 0;
+
+  constructor(file: Deno.FsFile, path: string) {
+    this.#file = file;
+    this.#path = path;
+  }
+
+  /** Queue `c`. `c` must not be modified before {@link flush} resolves. */
+  async write(c: Uint8Array): Promise<void> {
+    this.written += c.length;
+    if (this.#used > 0 && this.#used + c.length > this.#buf.length) await this.#swap();
+    if (c.length >= this.#buf.length) {
+      // Big chunk: written as it is (no copy), in flight while the caller goes on.
+      await this.#swap();
+      this.#inflight = writeAll(this.#file, c, this.#path);
+      this.#inflight.catch(() => {});
+      return;
+    }
+    this.#buf.set(c, this.#used);
+    this.#used += c.length;
+    if (this.#used === this.#buf.length) await this.#swap();
+  }
+
+  /** Write everything queued and wait for it. */
+  async flush(): Promise<void> {
+    await this.#swap();
+    await this.#inflight;
+  }
+
+  /** Wait for the write in flight, ignoring its outcome (before closing on an error path). */
+  async settle(): Promise<void> {
+    await this.#inflight.catch(() => {});
+  }
+
+  /** Start writing the current buffer; continue filling the other one. */
+  async #swap(): Promise<void> {
+    await this.#inflight;
+    if (this.#used === 0) return;
+    const full = this.#buf.subarray(0, this.#used);
+    this.#inflight = writeAll(this.#file, full, this.#path);
+    this.#inflight.catch(() => {}); // observed by the next await
+    [this.#buf, this.#spare] = [this.#spare, this.#buf];
+    this.#used = 0;
+  }
+}
+
+/**
+ * Read a file in fresh 1 MiB chunks (fresh: downstream may keep them), with
+ * the next read already in flight while the caller hashes the current one.
+ */
+async function* readChunks(file: Deno.FsFile, path: string): AsyncGenerator<Uint8Array> {
+  const read = async (): Promise<Uint8Array | null> => {
+    const buf = new Uint8Array(IO_CHUNK);
+    let n: number | null;
+    try {
+      n = await file.read(buf);
+    } catch (e) {
+      throw ioError(e, `reading ${path}`, path);
+    }
+    return n === null ? null : buf.subarray(0, n);
+  };
+  let next = read();
+  try {
+    for (;;) {
+      const chunk = await next;
+      if (chunk === null) return;
+      next = read();
+      yield chunk;
+    }
+  } finally {
+    await next.catch(() => null); // never close the file under a pending read
+  }
 }
 
 async function writeAll(file: Deno.FsFile, data: Uint8Array, path: string): Promise<void> {

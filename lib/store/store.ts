@@ -56,7 +56,7 @@ export interface OpenStoreOptions {
   journalMode?: JournalMode;
   /** Default CAS compression (default `auto`). */
   compression?: CompressionPolicy;
-  /** fsync blob files and directories on put (default true). */
+  /** fsync blob files and directories on put (default false; see `cas.ts` for the trade-off). */
   fsync?: boolean;
   /** Size cap of `journal.db`; writes past it fail with `journal_full`. */
   maxDbBytes?: number;
