@@ -135,13 +135,17 @@ Deno.test("a group whose leader exited but whose child holds the pipe is still k
 
 Deno.test("suspend and resume stop and continue the whole group", async () => {
   const child = await spawnStreaming({
-    argv: ["sh", "-c", "sleep 300 & while :; do sleep 0.02; done"],
+    // No fork loop: a dash parent waiting in vfork() for a stopped child shows state D.
+    argv: ["sh", "-c", "sleep 300 & exec sleep 301"],
     cwd: "/",
     env: ENV,
     graceMs: GRACE,
   });
   const pgid = child.pgid;
-  assert.ok(await waitFor(() => sleepers(pgid, "300").length === 1), "background sleep started");
+  assert.ok(
+    await waitFor(() => sleepers(pgid, "300").length === 1 && sleepers(pgid, "301").length === 1),
+    "both sleeps started",
+  );
   const stopped = () => liveMembers(pgid).every((pid) => procState(pid) === "T");
   const states = () =>
     liveMembers(pgid).map((pid) => `${pid} ${procState(pid)} ${cmdline(pid).join(" ")}`).join("; ");
