@@ -101,8 +101,9 @@ function catchTail(p: Parser, e: Expr): Expr {
     p.last = q + 5;
     let binder: string | undefined;
     const t = p.peek();
-    // [quirk] the identifier after `catch` is always the binder
-    if (t.k === "Ident") {
+    // The identifier after `catch` is the binder when a handler follows it. (The reference
+    // always takes it, so `x catch false` failed; keywords and a lone name are handlers here.)
+    if (t.k === "Ident" && !RESERVED.has(t.text!) && handlerFollows(p, t.e)) {
       p.take(t);
       binder = t.text!;
     }
@@ -120,6 +121,12 @@ function catchTail(p: Parser, e: Expr): Expr {
     if (binder !== undefined) c.binder = binder;
     e = c;
   }
+}
+
+/** Does something other than an end of expression follow offset `e` on this line? */
+function handlerFollows(p: Parser, e: number): boolean {
+  const c = p.lx.ch(p.lx.skipTrivia(e));
+  return !(c === -1 || c === 10 || c === 59 || c === 41 || c === 93 || c === 125 || c === 44);
 }
 
 /** Binary operators at binding power ≥ `minBp`. */
@@ -641,6 +648,10 @@ function parenPrimary(p: Parser): Expr {
     p.skipNl();
     const e = parseExprOrCommand(p);
     p.skipNl();
+    const close = p.peek();
+    if (close.k === "Comma") {
+      throw p.expected("`)`", close, "parentheses group one expression; write a list as [a, b]");
+    }
     p.expect("RParen", "`)`");
     return e;
   });
