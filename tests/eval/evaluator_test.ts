@@ -1,0 +1,182 @@
+/**
+ * Evaluator semantics the conformance corpus does not pin: statement vs value position, the
+ * sink, closures by reference, control flow, the synchronous fast path, ports, cancellation
+ * and the recursion limit.
+ */
+
+import assert from "node:assert/strict";
+import { Evaluator } from "../../lib/eval/mod.ts";
+import { ShoalError } from "../../lib/value/errors.ts";
+import { renderInline } from "../../lib/value/render.ts";
+import { DateTimeV, OutcomeV, type Value } from "../../lib/value/types.ts";
+
+function tmp(): string {
+  return Deno.makeTempDirSync({ prefix: "shoal-eval-test-" });
+}
+
+async function run(src: string, ev = new Evaluator({ cwd: tmp() })): Promise<string> {
+  return renderInline(await ev.evalSource(src));
+}
+
+async function code(src: string, ev = new Evaluator({ cwd: tmp() })): Promise<ShoalError> {
+  try {
+    await ev.evalSource(src);
+  } catch (e) {
+    if (e instanceof ShoalError) return e;
+    throw e;
+  }
+  throw new Error(`expected an error from ${JSON.stringify(src)}`);
+}
+
+Deno.test("pure programs evaluate synchronously (no promise)", () => {
+  const ev = new Evaluator({ cwd: tmp() });
+  const srcs = [
+    "fn fib(n) { if n < 2 { n } else { fib(n - 1) + fib(n - 2) } }\nfib(15)",
+    "var i = 0\nwhile i < 10000 { i += 1 }\ni",
+    "var s = 0\nfor x in 0..100 { if x % 2 == 0 { continue }\n s = s + x }\ns",
+    "[1, 2, 3].map(x => x * 2).where(x => x > 2).sum()",
+    "match {a: [1, 2]} { {a: [x, ...r]} => x + r.len(); _ => 0 }",
+    "try { 1 / 0 } catch e { e.code }",
+  ];
+  for (const src of srcs) {
+    const v = ev.evalSource(src);
+    assert.ok(!(v instanceof Promise), `promise for ${src}`);
+  }
+  assert.equal(renderInline(ev.evalSource("fib(20)") as Value), "6765");
+});
+
+Deno.test("closures capture variables by reference", async () => {
+  assert.equal(await run("var n = 0\nlet inc = () => { n = n + 1 }\ninc()\ninc()\nn"), "2");
+  assert.equal(
+    await run(
+      "fn counter() { var c = 0\n () => { c += 1\n c } }\nlet a = counter()\nlet b = counter()\na()\na()\nb()\n[a(), b()]",
+    ),
+    "[3, 2]",
+  );
+});
+
+Deno.test("control flow: break/continue/return and their misuse", async () => {
+  assert.equal(
+    await run("fn f() { for x in [1, 2, 3] { if x == 2 { return x * 10 } }\n 0 }\nf()"),
+    "20",
+  );
+  assert.equal(await run("var s = 0\nwhile true { s += 1\n if s == 5 { break } }\ns"), "5");
+  const r = await code("return 1");
+  assert.equal(r.err.code, "custom");
+  assert.match(r.err.msg, /return outside function/);
+  const b = await code("fn f() { break }\nf()");
+  assert.match(b.err.msg, /loop control outside loop/);
+});
+
+Deno.test("statement vs value position of a failing command", async () => {
+  const e = await code('sh -c "exit 3"');
+  assert.equal(e.err.code, "cmd_failed");
+  assert.match(e.err.msg, /exited with status 3/);
+  assert.equal(e.err.status, 3);
+  assert.equal(await run('let o = (sh -c "exit 3")\no.status'), "3");
+  assert.equal(await run('(sh -c "exit 3").status'), "3");
+  // The final command of a block runs in value position; a non-final one raises.
+  assert.equal(await run('fn f() { sh -c "exit 4" }\nf().status'), "4");
+  const mid = await code('fn g() { sh -c "exit 5"\n 1 }\ng()');
+  assert.equal(mid.err.code, "cmd_failed");
+  // &&/|| return operands.
+  assert.equal(await run('(sh -c "exit 2") || 7'), "7");
+});
+
+Deno.test("non-final top-level values go to the sink, nulls skipped", async () => {
+  const seen: Value[] = [];
+  const ev = new Evaluator({ cwd: tmp(), ports: { sink: (v) => void seen.push(v) } });
+  assert.equal(renderInline(await ev.evalSource('1\nlet x = 2\nnull\n"s"\nx')), "2");
+  assert.deepEqual(seen.map(renderInline), ["1", '"s"']);
+  seen.length = 0;
+  await ev.evalSource("echo hi\n3");
+  assert.equal(seen.length, 1);
+  assert.ok(seen[0] instanceof OutcomeV);
+});
+
+Deno.test("exit stops the statement loop and records the code", async () => {
+  const seen: Value[] = [];
+  const ev = new Evaluator({ cwd: tmp(), ports: { sink: (v) => void seen.push(v) } });
+  await ev.evalSource("1\nexit 3\n2");
+  assert.equal(ev.pendingExit, 3);
+  assert.deepEqual(seen.map(renderInline), ["1"]);
+});
+
+Deno.test("session-only verbs are refused inside fn bodies", async () => {
+  const e = await code('fn f() { env.SHOAL_T = "1" }\nf()');
+  assert.equal(e.err.code, "custom");
+  assert.match(e.err.msg, /with env:/);
+  const ev = new Evaluator({ cwd: tmp() });
+  await ev.evalSource('env.SHOAL_T = "x"');
+  assert.equal(ev.env().get("SHOAL_T"), "x");
+  assert.equal(Deno.env.get("SHOAL_T"), undefined);
+});
+
+Deno.test("with cwd/env restores on every exit path", async () => {
+  const dir = tmp();
+  Deno.mkdirSync(`${dir}/sub`);
+  const ev = new Evaluator({ cwd: dir });
+  assert.equal(await run('with cwd: "sub" { pwd }', ev), `${dir}/sub`);
+  const e = await code('with cwd: "sub", env: {ZZ_T: "1"} { 1 / 0 }', ev);
+  assert.equal(e.err.code, "div_zero");
+  assert.equal(ev.cwd(), dir);
+  assert.equal(ev.env().has("ZZ_T"), false);
+});
+
+Deno.test("the clock port pins now and today", async () => {
+  const ns = 1_783_605_600_000_000_000n; // 2026-07-09T14:00:00Z
+  const ev = new Evaluator({
+    cwd: tmp(),
+    ports: { clock: { nowNs: () => ns, zone: () => "UTC", sleep: () => Promise.resolve() } },
+  });
+  const v = await ev.evalSource("let n = now\nn");
+  assert.ok(v instanceof DateTimeV);
+  assert.equal(renderInline(v), "2026-07-09T14:00:00Z");
+  assert.equal(await run("let d = today\nd", ev), "2026-07-09T00:00:00Z");
+});
+
+Deno.test("command-form calls bind and coerce words", async () => {
+  assert.equal(await run("fn f(n: int) { n + 1 }\nf 5"), "6");
+  assert.equal(await run("fn f(d: duration) { d }\nf 90"), "1m30s");
+  assert.equal(await run("fn f(n: int = 1, v: bool = false) { [n, v] }\nf --n 3 --v"), "[3, true]");
+  const e = await code("fn f(n: int) { n }\nf abc");
+  assert.equal(e.err.code, "arg_error");
+});
+
+Deno.test("deep recursion raises recursion_limit, never a JS RangeError", async () => {
+  const e = await code("fn f(n) { f(n + 1) }\nf(0)");
+  assert.equal(e.err.code, "recursion_limit");
+  assert.match(e.err.msg, /recursion limit exceeded \(10000 nested calls\)/);
+  assert.equal(
+    await run("fn f(n) { f(n + 1) }\ntry { f(0) } catch e { e.code }"),
+    '"recursion_limit"',
+  );
+  // The evaluator is still usable afterwards.
+  const ev = new Evaluator({ cwd: tmp() });
+  await code("fn f(n) { f(n + 1) }\nf(0)", ev);
+  assert.equal(await run("fn g(n) { if n == 0 { 0 } else { 1 + g(n - 1) } }\ng(200)", ev), "200");
+});
+
+Deno.test("the cancel flag stops `while true {}` from another thread", async () => {
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const worker = new Worker(new URL("./cancel_worker.ts", import.meta.url).href, {
+    type: "module",
+  });
+  let started!: () => void;
+  const running = new Promise<void>((r) => (started = r));
+  const result = new Promise<string>((resolve) => {
+    worker.onmessage = (e) => (e.data === "started" ? started() : resolve(e.data as string));
+  });
+  worker.postMessage({ flag, src: "var i = 0\nwhile true { i += 1 }" });
+  await running;
+  await new Promise((r) => setTimeout(r, 100));
+  Atomics.store(flag, 0, 1);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const got = await Promise.race([
+    result,
+    new Promise<string>((r) => (timer = setTimeout(() => r("timeout"), 10000))),
+  ]);
+  clearTimeout(timer);
+  worker.terminate();
+  assert.equal(got, "cancelled");
+});
