@@ -260,45 +260,51 @@ export class Lexer {
     if (common) return common;
     const c = this.ch(p);
     const n = this.ch(p + 1);
-    const one = (k: TK) => this.tok(k, p, p + 1);
-    const two = (k: TK) => this.tok(k, p, p + 2);
     switch (c) {
       case 40:
-        return one("LParen");
+        return this.tok("LParen", p, p + 1);
       case 41:
-        return one("RParen");
+        return this.tok("RParen", p, p + 1);
       case 91:
-        return one("LBracket");
+        return this.tok("LBracket", p, p + 1);
       case 93:
-        return one("RBracket");
+        return this.tok("RBracket", p, p + 1);
       case 123:
-        return one("LBrace");
+        return this.tok("LBrace", p, p + 1);
       case 125:
-        return one("RBrace");
+        return this.tok("RBrace", p, p + 1);
       case 44:
-        return one("Comma");
+        return this.tok("Comma", p, p + 1);
       case 58:
-        return one("Colon");
+        return this.tok("Colon", p, p + 1);
       case 43: // +
-        return n === 61 ? two("PlusEq") : one("Plus");
+        return n === 61 ? this.tok("PlusEq", p, p + 2) : this.tok("Plus", p, p + 1);
       case 45: // -
-        return n === 61 ? two("MinusEq") : n === 62 ? two("ThinArrow") : one("Minus");
+        return n === 61
+          ? this.tok("MinusEq", p, p + 2)
+          : n === 62
+          ? this.tok("ThinArrow", p, p + 2)
+          : this.tok("Minus", p, p + 1);
       case 42: // *
-        return n === 61 ? two("StarEq") : one("Star");
+        return n === 61 ? this.tok("StarEq", p, p + 2) : this.tok("Star", p, p + 1);
       case 47: // /
-        return n === 61 ? two("SlashEq") : one("Slash");
+        return n === 61 ? this.tok("SlashEq", p, p + 2) : this.tok("Slash", p, p + 1);
       case 37:
-        return one("Percent");
+        return this.tok("Percent", p, p + 1);
       case 61: // =
-        return n === 61 ? two("EqEq") : n === 62 ? two("FatArrow") : one("Eq");
+        return n === 61
+          ? this.tok("EqEq", p, p + 2)
+          : n === 62
+          ? this.tok("FatArrow", p, p + 2)
+          : this.tok("Eq", p, p + 1);
       case 33: // !
-        return n === 61 ? two("NotEq") : one("Bang");
+        return n === 61 ? this.tok("NotEq", p, p + 2) : this.tok("Bang", p, p + 1);
       case 60: // <
-        return n === 61 ? two("Le") : one("Lt");
+        return n === 61 ? this.tok("Le", p, p + 2) : this.tok("Lt", p, p + 1);
       case 62: // >
-        return n === 61 ? two("Ge") : one("Gt");
+        return n === 61 ? this.tok("Ge", p, p + 2) : this.tok("Gt", p, p + 1);
       case 38: // &
-        if (n === 38) return two("AndAnd");
+        if (n === 38) return this.tok("AndAnd", p, p + 2);
         throw this.err(
           "`&` is not an operator here",
           p,
@@ -306,19 +312,23 @@ export class Lexer {
           "backgrounding with & is command syntax (`cmd args &`); logical and is &&",
         );
       case 124: // |
-        return n === 124 ? two("OrOr") : one("Pipe");
+        return n === 124 ? this.tok("OrOr", p, p + 2) : this.tok("Pipe", p, p + 1);
       case 63: // ?
-        return n === 63 ? two("QQ") : n === 46 ? two("QuestionDot") : one("Question");
+        return n === 63
+          ? this.tok("QQ", p, p + 2)
+          : n === 46
+          ? this.tok("QuestionDot", p, p + 2)
+          : this.tok("Question", p, p + 1);
       case 46: // .
         if (n === 46) {
           const m = this.ch(p + 2);
           if (m === 46) return this.tok("Ellipsis", p, p + 3);
           if (m === 61) return this.tok("DotDotEq", p, p + 3);
-          return two("DotDot");
+          return this.tok("DotDot", p, p + 2);
         }
-        return one("Dot");
+        return this.tok("Dot", p, p + 1);
       case 94:
-        return one("Caret");
+        return this.tok("Caret", p, p + 1);
       case 36:
         throw this.sigil(p);
     }
