@@ -171,6 +171,19 @@ export class Evaluator implements Interp {
     return ctl.signal;
   }
 
+  /**
+   * Options for a fresh child evaluator (`run x.shl`, `use` — §9.8): a copy of this session's
+   * cwd and env, the same ports and the same cancel flag. (Added for the scripts builtins.)
+   */
+  childOptions(): EvaluatorOptions {
+    return {
+      cwd: this.cwdPath,
+      env: Object.fromEntries(this.envMap),
+      ports: this.ports,
+      cancel: this.cancelFlag ?? undefined,
+    };
+  }
+
   /** Call a callable value (closure, alias). */
   callValue(fn: Value, args: Value[], named?: Map<string, Value>): MaybePromise<Value> {
     return callValue(this, fn, args, named ?? NO_NAMED, null);

@@ -19,6 +19,11 @@ import { parse } from "../syntax/mod.ts";
 import type { Value } from "../value/types.ts";
 import type { MaybePromise } from "./maybe.ts";
 import { Evaluator as Core, type EvaluatorOptions } from "./evaluator.ts";
+// Command builtins and path methods (registered once the evaluator module is initialised:
+// scripts.ts installs evaluator hooks).
+import "./builtins/fs.ts";
+import "./builtins/dirstack.ts";
+import "./builtins/scripts.ts";
 
 export {
   type EvalHooks,
