@@ -66,3 +66,17 @@ export function cmdline(pid: number): string[] {
     return [];
   }
 }
+
+/**
+ * Test cleanup: continue and SIGKILL whatever is left of group `pgid` (a failed assertion
+ * must not leave stopped or sleeping processes behind).
+ */
+export function killGroupQuietly(pgid: number): void {
+  for (const sig of ["SIGCONT", "SIGKILL"] as const) {
+    try {
+      Deno.kill(-pgid, sig);
+    } catch {
+      return; // group gone
+    }
+  }
+}

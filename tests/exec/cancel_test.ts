@@ -8,6 +8,7 @@ import {
   resume,
   spawnCapture,
   spawnStreaming,
+  type StreamingChild,
   suspend,
 } from "../../lib/exec/mod.ts";
 import {
@@ -15,6 +16,7 @@ import {
   dec,
   ENV,
   isDead,
+  killGroupQuietly,
   liveMembers,
   procState,
   waitFor,
@@ -42,20 +44,24 @@ Deno.test("cancelling a command kills its grandchildren too", async () => {
   });
   const child = await running;
   const pgid = child.pgid;
-  assert.ok(await waitFor(() => sleepers(pgid, "300").length === 2), "both sleeps started");
-  const victims = sleepers(pgid, "300");
-  const t0 = performance.now();
-  ac.abort();
-  await child.stdout.cancel();
-  const r = await child.result;
-  const elapsed = performance.now() - t0;
-  assert.ok(r.cancelled);
-  // sh dies of SIGINT; its background sleeps ignore SIGINT (POSIX) and need SIGTERM.
-  assert.equal(r.status, null);
-  assert.equal(r.signal, "SIGINT");
-  for (const pid of victims) assert.ok(isDead(pid), `sleep ${pid} survived: ${procState(pid)}`);
-  assert.deepEqual(liveMembers(pgid), []);
-  assert.ok(elapsed < 3 * GRACE + 1500, `took ${elapsed} ms`);
+  try {
+    assert.ok(await waitFor(() => sleepers(pgid, "300").length === 2), "both sleeps started");
+    const victims = sleepers(pgid, "300");
+    const t0 = performance.now();
+    ac.abort();
+    await child.stdout.cancel();
+    const r = await child.result;
+    const elapsed = performance.now() - t0;
+    assert.ok(r.cancelled);
+    // sh dies of SIGINT; its background sleeps ignore SIGINT (POSIX) and need SIGTERM.
+    assert.equal(r.status, null);
+    assert.equal(r.signal, "SIGINT");
+    for (const pid of victims) assert.ok(isDead(pid), `sleep ${pid} survived: ${procState(pid)}`);
+    assert.deepEqual(liveMembers(pgid), []);
+    assert.ok(elapsed < 3 * GRACE + 1500, `took ${elapsed} ms`);
+  } finally {
+    killGroupQuietly(pgid);
+  }
 });
 
 Deno.test("capture mode: cancel returns the real status and leaves no group member", async () => {
@@ -142,6 +148,14 @@ Deno.test("suspend and resume stop and continue the whole group", async () => {
     graceMs: GRACE,
   });
   const pgid = child.pgid;
+  try {
+    await suspendResumeCancel(child, pgid);
+  } finally {
+    killGroupQuietly(pgid);
+  }
+});
+
+async function suspendResumeCancel(child: StreamingChild, pgid: number): Promise<void> {
   assert.ok(
     await waitFor(() => sleepers(pgid, "300").length === 1 && sleepers(pgid, "301").length === 1),
     "both sleeps started",
@@ -164,7 +178,7 @@ Deno.test("suspend and resume stop and continue the whole group", async () => {
   const r = await child.result;
   assert.ok(r.cancelled);
   assert.deepEqual(liveMembers(pgid), []);
-});
+}
 
 Deno.test("signalling a group that no longer exists reports false", async () => {
   const r = await spawnCapture({ argv: ["true"], cwd: "/", env: ENV });
@@ -176,47 +190,60 @@ Deno.test({
   name: "cgroup kill scope also takes descendants that escaped with setsid",
   ignore: !cgroupKillAvailable(),
   fn: async () => {
-    await withTempDir(async (dir) => {
-      const script = "setsid sleep 301 & echo $! > pids; sleep 302 & echo $! >> pids; wait";
-      const started = async (killScope: "group" | "cgroup") => {
-        const ac = new AbortController();
-        const p = spawnCapture({
-          argv: ["sh", "-c", script],
-          cwd: dir,
-          env: ENV,
-          signal: ac.signal,
-          graceMs: GRACE,
-          killScope,
-        });
-        const pidsFile = join(dir, "pids");
-        await waitFor(() => {
-          try {
-            return Deno.readTextFileSync(pidsFile).trim().split("\n").length === 2;
-          } catch {
-            return false;
-          }
-        });
-        const pids = Deno.readTextFileSync(pidsFile).trim().split("\n").map(Number);
-        Deno.removeSync(pidsFile);
-        ac.abort();
-        return { r: await p, escaped: pids[0], grouped: pids[1] };
-      };
-
-      const inGroup = await started("group");
-      assert.equal(inGroup.r.killScope, "group");
-      assert.ok(isDead(inGroup.grouped));
-      // The baseline cannot reach a setsid escaper: that is what the cgroup mode is for.
-      assert.ok(!isDead(inGroup.escaped), "setsid escaper survives a group kill");
-      Deno.kill(inGroup.escaped, "SIGKILL");
-
-      const inCgroup = await started("cgroup");
-      assert.equal(inCgroup.r.killScope, "cgroup");
-      assert.ok(inCgroup.r.cancelled);
-      assert.ok(await waitFor(() => isDead(inCgroup.escaped), 1000), "escaper killed");
-      assert.ok(isDead(inCgroup.grouped));
-    });
+    const escapers: number[] = [];
+    try {
+      await cgroupVsGroup(escapers);
+    } finally {
+      // Only our own escapers: still alive and still running `sleep 301`.
+      for (const pid of escapers) {
+        if (!isDead(pid) && cmdline(pid)[1] === "301") Deno.kill(pid, "SIGKILL");
+      }
+    }
   },
 });
+
+async function cgroupVsGroup(escapers: number[]): Promise<void> {
+  await withTempDir(async (dir) => {
+    const script = "setsid sleep 301 & echo $! > pids; sleep 302 & echo $! >> pids; wait";
+    const started = async (killScope: "group" | "cgroup") => {
+      const ac = new AbortController();
+      const p = spawnCapture({
+        argv: ["sh", "-c", script],
+        cwd: dir,
+        env: ENV,
+        signal: ac.signal,
+        graceMs: GRACE,
+        killScope,
+      });
+      const pidsFile = join(dir, "pids");
+      await waitFor(() => {
+        try {
+          return Deno.readTextFileSync(pidsFile).trim().split("\n").length === 2;
+        } catch {
+          return false;
+        }
+      });
+      const pids = Deno.readTextFileSync(pidsFile).trim().split("\n").map(Number);
+      Deno.removeSync(pidsFile);
+      escapers.push(pids[0]);
+      ac.abort();
+      return { r: await p, escaped: pids[0], grouped: pids[1] };
+    };
+
+    const inGroup = await started("group");
+    assert.equal(inGroup.r.killScope, "group");
+    assert.ok(isDead(inGroup.grouped));
+    // The baseline cannot reach a setsid escaper: that is what the cgroup mode is for.
+    assert.ok(!isDead(inGroup.escaped), "setsid escaper survives a group kill");
+    Deno.kill(inGroup.escaped, "SIGKILL");
+
+    const inCgroup = await started("cgroup");
+    assert.equal(inCgroup.r.killScope, "cgroup");
+    assert.ok(inCgroup.r.cancelled);
+    assert.ok(await waitFor(() => isDead(inCgroup.escaped), 1000), "escaper killed");
+    assert.ok(isDead(inCgroup.grouped));
+  });
+}
 
 Deno.test({
   name: "cgroup kill scope runs normal commands unchanged",

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { spawnStreaming } from "../../lib/exec/mod.ts";
-import { dec, enc, ENV, liveMembers } from "./_helpers.ts";
+import { dec, enc, ENV, killGroupQuietly, liveMembers } from "./_helpers.ts";
 
 Deno.test("stdout arrives as a live stream; result reports status and stderr", async () => {
   const child = await spawnStreaming({
@@ -63,12 +63,16 @@ Deno.test("streaming with stdin and cancel()", async () => {
     stdin: enc.encode("fed\n"),
     graceMs: 100,
   });
-  const reader = child.stdout.getReader();
-  assert.equal(dec.decode((await reader.read()).value), "fed\n");
-  child.cancel();
-  assert.equal((await reader.read()).done, true, "stdout ends once the group is dead");
-  const r = await child.result;
-  assert.ok(r.cancelled);
-  assert.equal(r.signal, "SIGINT");
-  assert.deepEqual(liveMembers(child.pgid), []);
+  try {
+    const reader = child.stdout.getReader();
+    assert.equal(dec.decode((await reader.read()).value), "fed\n");
+    child.cancel();
+    assert.equal((await reader.read()).done, true, "stdout ends once the group is dead");
+    const r = await child.result;
+    assert.ok(r.cancelled);
+    assert.equal(r.signal, "SIGINT");
+    assert.deepEqual(liveMembers(child.pgid), []);
+  } finally {
+    killGroupQuietly(child.pgid);
+  }
 });
