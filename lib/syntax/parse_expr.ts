@@ -474,6 +474,16 @@ function parseHole(p: Parser, [hs, he]: [number, number]): Expr {
         "put statements in a block or a let before the string",
       );
     }
+    if (p.commandStmts.has(body[0])) {
+      const head = p.src.slice(body[0].span[0], body[0].span[1]);
+      throw p.fail(
+        "interpolation must contain one expression, not a command",
+        hs - 1,
+        he + 1,
+        `\`${head}\` runs as a command here; interpolate its output with {(${head}).out}, ` +
+          "or bind a value with let first",
+      );
+    }
     return body[0].expr;
   } finally {
     p.leave();

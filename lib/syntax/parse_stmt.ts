@@ -81,6 +81,13 @@ export function statement(p: Parser): Stmt {
   }
 }
 
+/** A command statement; remembered so interpolation holes can reject one. */
+function commandStmt(p: Parser): Stmt {
+  const st = exprStmt(commandChain(p));
+  p.commandStmts.add(st);
+  return st;
+}
+
 function exprStmt(e: Expr): Stmt {
   return { kind: "ExprStmt", expr: e, span: [e.span[0], e.span[1]] };
 }
@@ -96,7 +103,7 @@ function dispatch(p: Parser): Stmt {
     return exprStmt(parseItContinuation(p));
   }
   // 2. path head → command
-  if (p.pathHeadAt(s)) return exprStmt(commandChain(p));
+  if (p.pathHeadAt(s)) return commandStmt(p);
   const q = lx.identEnd(s);
   if (q > 0) {
     const id = p.src.slice(s, q);
@@ -143,7 +150,7 @@ function dispatch(p: Parser): Stmt {
     // 5. interpreter head with a raw block
     if (INTERP_HEADS.has(id) && langBlockFollows(p, q)) return exprStmt(parseExpr(p));
     // 6. NAME=value followed by more on the line → command with an env prefix
-    if (envPrefixCommand(p, s)) return exprStmt(commandChain(p));
+    if (envPrefixCommand(p, s)) return commandStmt(p);
     // 7. env.NAME op= expr
     if (id === "env" && lx.ch(q) === 46) {
       const q2 = lx.identEnd(q + 1);
@@ -168,10 +175,10 @@ function dispatch(p: Parser): Stmt {
     // 11. REPL-only names
     if (id === "it" || id === "out") throw p.replOnly(id, s);
     // 12. otherwise a command
-    return exprStmt(commandChain(p));
+    return commandStmt(p);
   }
   // 13. forced command
-  if (c === 94) return exprStmt(commandChain(p));
+  if (c === 94) return commandStmt(p);
   // 14. anything else is an expression
   return exprStmt(parseExpr(p));
 }

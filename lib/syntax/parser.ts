@@ -5,7 +5,7 @@
  * nesting-depth guard.
  */
 
-import type { Span } from "./ast.ts";
+import type { Span, Stmt } from "./ast.ts";
 import { ParseError } from "./errors.ts";
 import { Lexer, type TK, type Token, tokenName } from "./lexer.ts";
 
@@ -90,6 +90,8 @@ export class Parser {
   depth = 0;
   /** Suppress trailing-block capture at this nesting level (headers of for/if/while/…). */
   noTrail = false;
+  /** Statements parsed as command statements (dispatch rules 2, 6, 12, 13). */
+  readonly commandStmts = new WeakSet<Stmt>();
   /** Lexical scopes, innermost last. */
   scopes: Map<string, Binding>[];
 

@@ -666,3 +666,14 @@ Deno.test("commands: a pending --name= value may be empty", () => {
     { kind: "FlagLong", name: "name", raw: "name", value: { kind: "Word", text: "" } },
   ]);
 });
+
+Deno.test("strings: an interpolation hole holds an expression, not a command statement", () => {
+  const e = parseErr('"today is {now}"');
+  assert(e.msg.includes("interpolation must contain one expression"));
+  assert(e.hint?.includes("{(now).out}"));
+  assert(parseErr('"{ls -la}"').msg.includes("not a command"));
+  assertEquals(kindOf('let x = 1\n"{x}"'), "StrInterp");
+  assertEquals(kindOf('"{(pwd)}"'), "StrInterp");
+  assertEquals(kindOf('"{ls.len()}"'), "StrInterp");
+  assertEquals(kindOf('fn f(name) { "hi {name}" }\nf'), "Cmd");
+});
