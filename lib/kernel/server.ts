@@ -1,0 +1,131 @@
+/**
+ * The kernel server: binds the socket (lib/kernel/listen.ts), accepts connections, routes
+ * frames to the method table, and owns the named sessions (one Worker each), the task registry
+ * and the event bus. `startKernel` returns a handle whose `close()` ends everything: sessions
+ * cancel their work (child process groups get their kill ladder), workers stop, the socket
+ * file goes away.
+ *
+ * @module
+ */
+
+import { bindKernelSocket } from "./listen.ts";
+import { serveConnection } from "./connection.ts";
+import { EventBus } from "./event_bus.ts";
+import { SessionHost } from "./session_host.ts";
+import { TaskRegistry } from "./tasks.ts";
+import { type Attachment, kernelMethods } from "./methods.ts";
+
+/** Options of `startKernel`. */
+export interface KernelOptions {
+  /** The socket path (resolve discovery before calling). */
+  socket: string;
+  /** Session name used to name the socket (informational). */
+  session?: string;
+  /** State directory (journal/CAS arrive with the journal issue; unused until then). */
+  stateDir?: string | null;
+  /** Ephemeral kernel: no durable state, no token store. */
+  ephemeral?: boolean;
+  /** Initial cwd of new sessions (default: the process cwd). */
+  cwd?: string;
+  /** Initial environment of new sessions (default: the process environment). */
+  env?: Record<string, string>;
+  /** Where connection-level faults are reported (default: stderr). */
+  onError?: (e: unknown) => void;
+}
+
+/** A running kernel. */
+export interface KernelHandle {
+  readonly path: string;
+  readonly bus: EventBus;
+  readonly tasks: TaskRegistry;
+  /** Resolves when the accept loop has ended (after `close`). */
+  readonly finished: Promise<void>;
+  /** Stop accepting, cancel sessions' work, terminate workers, remove the socket. */
+  close(): Promise<void>;
+}
+
+/** Bind and serve. Throws `ListenError` when the socket cannot be taken. */
+export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
+  const bound = await bindKernelSocket(opts.socket);
+  const bus = new EventBus(null);
+  const tasks = new TaskRegistry();
+  const sessions = new Map<string, Promise<SessionHost>>();
+  const hosts = new Set<SessionHost>();
+  const conns = new Set<Deno.Conn>();
+  const onError = opts.onError ?? ((e: unknown) => {
+    console.error(`shoal-kernel: ${(e as Error)?.stack ?? e}`);
+  });
+  let connectionsTotal = 0;
+  let closing: Promise<void> | null = null;
+
+  const methods = kernelMethods({
+    bus,
+    tasks,
+    session(name) {
+      let p = sessions.get(name);
+      if (!p) {
+        const h = new SessionHost(name, bus, {
+          cwd: opts.cwd ?? Deno.cwd(),
+          env: opts.env ?? Deno.env.toObject(),
+        });
+        hosts.add(h);
+        p = h.ready().then(() => h);
+        p.catch(() => sessions.delete(name));
+        sessions.set(name, p);
+      }
+      return p;
+    },
+    stats: () => ({
+      connections: conns.size,
+      connections_total: connectionsTotal,
+      sessions: hosts.size,
+      live_tasks: tasks.live().length,
+      open_fds: openFds(),
+    }),
+  });
+
+  const accept = (async () => {
+    const pending = new Set<Promise<void>>();
+    try {
+      for await (const conn of bound.listener) {
+        connectionsTotal++;
+        conns.add(conn);
+        const p = serveConnection<Attachment>(conn, methods, onError).finally(() => {
+          conns.delete(conn);
+          pending.delete(p);
+        });
+        pending.add(p);
+      }
+    } catch (e) {
+      if (!closing) onError(e);
+    }
+    await Promise.allSettled([...pending]);
+  })();
+
+  const close = () => {
+    closing ??= (async () => {
+      bound.close(); // stop accepting; the socket file disappears at once
+      for (const c of conns) {
+        try {
+          c.close();
+        } catch { /* already closed */ }
+      }
+      await Promise.allSettled([...hosts].map((h) => h.close()));
+      await accept;
+    })();
+    return closing;
+  };
+
+  return { path: bound.path, bus, tasks, finished: accept, close };
+}
+
+/** Open file descriptors of this process (-1 when /proc is unreadable). */
+function openFds(): number {
+  try {
+    let n = 0;
+    for (const _ of Deno.readDirSync("/proc/self/fd")) n++;
+    return n;
+  } catch {
+    return -1;
+  }
+}

@@ -1,0 +1,262 @@
+/**
+ * The main-thread handle of one named session. The evaluator lives in a Worker
+ * (`session_worker.ts`); this side keeps the session's FIFO of tasks (one exec at a time in
+ * the worker), cancels through each task's shared flag without waiting for the worker,
+ * publishes transcript/render/task events, and forwards `value.get`/`env` requests.
+ */
+
+import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
+import type { EventBus } from "./event_bus.ts";
+import type { Task } from "./tasks.ts";
+import type { DoneMsg, FromWorker, SessionFacts, ToWorker } from "./session_messages.ts";
+
+const STARTED = { $: "str", v: "started" };
+
+/** A named session and its Worker. */
+export class SessionHost {
+  #worker!: Worker;
+  #queue: Task[] = [];
+  #running: Task | null = null;
+  #pending = new Map<
+    number,
+    { resolve: (v: unknown) => void; reject: (e: unknown) => void }
+  >();
+  #nextRid = 1;
+  #ready!: Promise<void>;
+  #closed = false;
+  /** Latest facts reported by the worker (cwd, env hash, bound names). */
+  facts: SessionFacts = { cwd: "", env_hash: "", names: {} };
+  /** Worker restarts after a crash (tests, diagnostics). */
+  crashes = 0;
+
+  constructor(
+    readonly name: string,
+    readonly bus: EventBus,
+    readonly init: { cwd: string; env: Record<string, string> },
+  ) {
+    this.#spawn();
+  }
+
+  #spawn(): void {
+    const w = new Worker(new URL("./session_worker.ts", import.meta.url), {
+      type: "module",
+      name: `shoal-session-${this.name}`,
+    });
+    this.#worker = w;
+    this.#ready = new Promise<void>((resolve, reject) => {
+      w.onmessage = (e: MessageEvent<FromWorker>) => {
+        if (e.data.t === "ready") {
+          this.facts = e.data.facts;
+          w.onmessage = (ev: MessageEvent<FromWorker>) => this.#onMessage(ev.data);
+          resolve();
+        }
+      };
+      w.onerror = (e) => {
+        e.preventDefault();
+        reject(new Error(`session worker failed to start: ${e.message}`));
+      };
+    });
+    this.#ready.then(() => {
+      w.onerror = (e) => {
+        e.preventDefault();
+        this.#crash(e.message);
+      };
+      this.#pump();
+    }, () => {});
+    this.#post({ t: "init", session: this.name, cwd: this.init.cwd, env: this.init.env });
+  }
+
+  /** Resolves once the evaluator is up. */
+  ready(): Promise<void> {
+    return this.#ready;
+  }
+
+  #post(m: ToWorker): void {
+    this.#worker.postMessage(m);
+  }
+
+  /** Queue an exec; it runs after every earlier task of this session. */
+  submit(t: Task): void {
+    this.#queue.push(t);
+    this.#pump();
+  }
+
+  #pump(): void {
+    if (this.#running !== null || this.#closed) return;
+    const t = this.#queue.shift();
+    if (!t) return;
+    this.#running = t;
+    t.state = "running";
+    t.startedNs = Date.now() * 1_000_000;
+    this.bus.publish(this.name, t.channel, STARTED);
+    this.#post({
+      t: "exec",
+      task: t.id,
+      src: t.src,
+      position: t.position,
+      elide: t.elide,
+      tty: t.tty,
+      flag: t.flag,
+    });
+    // The flag is set before the worker may even see the task: it stops at its first check.
+    if (t.cancelRequested) Atomics.store(t.flag, 0, 1);
+  }
+
+  /**
+   * Cancel a task of this session. A queued task is removed without running; a running one
+   * gets its own flag set (seen by a busy evaluator at its next check) and a cancel message
+   * (seen by awaits). Returns at once.
+   */
+  cancel(t: Task): void {
+    if (t.finished) return;
+    t.cancelRequested = true;
+    const i = this.#queue.indexOf(t);
+    if (i >= 0) {
+      this.#queue.splice(i, 1);
+      t.error = {
+        code: RPC.RAISED,
+        message: "cancelled before it started",
+        data: { code: "cancelled", ref: null },
+      };
+      this.#terminal(t, "cancelled");
+      return;
+    }
+    if (this.#running === t) {
+      t.state = "cancelling";
+      Atomics.store(t.flag, 0, 1);
+      this.#post({ t: "cancel", task: t.id });
+    }
+  }
+
+  /** The running task (suspend/resume, diagnostics). */
+  get running(): Task | null {
+    return this.#running;
+  }
+
+  /** Tasks waiting behind the running one. */
+  get queued(): number {
+    return this.#queue.length;
+  }
+
+  #terminal(t: Task, state: "completed" | "failed" | "cancelled"): void {
+    t.finish(state);
+    this.bus.publish(this.name, t.channel, { state, result_ref: t.resultRef });
+  }
+
+  #onMessage(m: FromWorker): void {
+    switch (m.t) {
+      case "done":
+        return this.#onDone(m);
+      case "reply": {
+        const p = this.#pending.get(m.rid);
+        if (!p) return;
+        this.#pending.delete(m.rid);
+        if (m.ok) p.resolve(m.result);
+        else p.reject(new RpcError(m.error.code, m.error.message, m.error.data));
+        return;
+      }
+      case "cwd":
+        this.facts = { ...this.facts, cwd: m.cwd };
+        return;
+      case "emit":
+        // Language `channel("user.x").emit(v)` → the kernel bus (never re-injected: no echo).
+        if (m.channel.startsWith("user.")) this.bus.publish(this.name, m.channel, m.payload);
+        return;
+    }
+  }
+
+  #onDone(m: DoneMsg): void {
+    const t = this.#running;
+    this.#running = null;
+    this.facts = m.facts;
+    if (t && t.id === m.task) {
+      if (m.ok) {
+        t.resultRef = m.result.ref;
+        t.result = m.result;
+        this.bus.publish(this.name, "session.transcript", {
+          n: m.n,
+          ref: m.result.ref,
+          summary: m.summary,
+        });
+        this.bus.publish(this.name, "render", { ref: m.result.ref, render: m.result.render });
+        const state = m.outcomeFailed
+          ? (t.cancelRequested && m.signalled ? "cancelled" : "failed")
+          : "completed";
+        this.#terminal(t, state);
+      } else {
+        t.error = m.error;
+        const ref = (m.error.data as { ref?: unknown } | undefined)?.ref;
+        t.resultRef = typeof ref === "string" ? ref : null;
+        this.#terminal(t, t.cancelRequested || m.cancelled ? "cancelled" : "failed");
+      }
+    }
+    this.#pump();
+  }
+
+  /** The worker died: fail its tasks with an internal error and start a fresh evaluator. */
+  #crash(message: string): void {
+    this.crashes++;
+    const err: RpcErrorObject = {
+      code: RPC.INTERNAL_ERROR,
+      message: `session worker crashed: ${message}; the session was restarted`,
+    };
+    try {
+      this.#worker.terminate();
+    } catch { /* already gone */ }
+    const victims = [...(this.#running ? [this.#running] : []), ...this.#queue];
+    this.#running = null;
+    this.#queue = [];
+    for (const t of victims) {
+      t.error = err;
+      this.#terminal(t, t.cancelRequested ? "cancelled" : "failed");
+    }
+    for (const p of this.#pending.values()) p.reject(new RpcError(err.code, err.message));
+    this.#pending.clear();
+    if (!this.#closed) this.#spawn();
+  }
+
+  /** Ask the worker (value.get, env, cwd). Waits while a synchronous exec holds the worker. */
+  async request(kind: "value.get" | "env" | "cwd", params: Record<string, unknown>) {
+    await this.#ready;
+    if (this.#closed) throw new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down");
+    const rid = this.#nextRid++;
+    return await new Promise<unknown>((resolve, reject) => {
+      this.#pending.set(rid, { resolve, reject });
+      this.#post({ t: "req", rid, kind, params });
+    });
+  }
+
+  /** Inject an `events.publish` payload into the session's language channel bus. */
+  inject(channel: string, payload: unknown): void {
+    this.#post({ t: "inject", channel, payload });
+  }
+
+  /**
+   * Shut down: cancel everything, give running work `graceMs` to unwind (child process groups
+   * get their kill ladder), then terminate the worker.
+   */
+  async close(graceMs = 3000): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const t of [...this.#queue]) this.cancel(t);
+    const r = this.#running;
+    if (r) {
+      this.cancel(r);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        r.done,
+        new Promise<void>((res) => (timer = setTimeout(res, graceMs))),
+      ]);
+      clearTimeout(timer);
+    }
+    this.#worker.terminate();
+    for (const p of this.#pending.values()) {
+      p.reject(new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down"));
+    }
+    this.#pending.clear();
+    if (this.#running && !this.#running.finished) {
+      this.#running.error = { code: RPC.INTERNAL_ERROR, message: "kernel shutting down" };
+      this.#terminal(this.#running, "cancelled");
+    }
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Messages between the kernel's main thread (`session_host.ts`) and a session Worker
+ * (`session_worker.ts`). Values never cross the thread boundary as values: the worker answers
+ * with bounded wire JSON and rendered text.
+ */
+
+import type { ElideSpec } from "../value/elide.ts";
+import type { RpcErrorObject } from "../client/errors.ts";
+
+/** Main → worker: create the evaluator. */
+export interface InitMsg {
+  t: "init";
+  session: string;
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
+export interface ExecMsg {
+  t: "exec";
+  task: number;
+  src: string;
+  position: "stmt" | "value";
+  elide: ElideSpec | null;
+  tty: boolean;
+  /** This task's own cancel slot (element 0 ≠ 0 = cancel), shared memory. */
+  flag: Int32Array;
+}
+
+/** Main → worker: the running task was cancelled (wakes awaits at once). */
+export interface CancelMsg {
+  t: "cancel";
+  task: number;
+}
+
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, names). */
+export interface RequestMsg {
+  t: "req";
+  rid: number;
+  kind: "value.get" | "env" | "cwd";
+  params: Record<string, unknown>;
+}
+
+/** Main → worker: an `events.publish` on `user.*` to inject into the language channel bus. */
+export interface InjectMsg {
+  t: "inject";
+  channel: string;
+  payload: unknown;
+}
+
+/** Everything the main thread sends. */
+export type ToWorker = InitMsg | ExecMsg | CancelMsg | RequestMsg | InjectMsg;
+
+/** Session facts the worker reports after start-up and after every exec. */
+export interface SessionFacts {
+  cwd: string;
+  env_hash: string;
+  /** Root-scope bindings: name → type name (parse context and completion). */
+  names: Record<string, string>;
+}
+
+/** Worker → main: evaluator ready. */
+export interface ReadyMsg {
+  t: "ready";
+  facts: SessionFacts;
+}
+
+/** Transcript summary carried by `session.transcript` events. */
+export interface TranscriptSummary {
+  type: string;
+  ok?: boolean;
+  cmd?: string;
+  n?: number;
+}
+
+/** Worker → main: an exec finished (success or an RPC error). */
+export type DoneMsg =
+  & { t: "done"; task: number; facts: SessionFacts }
+  & (
+    | {
+      ok: true;
+      n: number;
+      result: { ref: string; uri: string; value: unknown; render: string };
+      summary: TranscriptSummary;
+      /** A non-ok outcome result (task state `failed` / `cancelled`). */
+      outcomeFailed: boolean;
+      signalled: boolean;
+    }
+    | { ok: false; error: RpcErrorObject; cancelled: boolean }
+  );
+
+/** Worker → main: answer to a `RequestMsg`. */
+export type ReplyMsg =
+  | { t: "reply"; rid: number; ok: true; result: unknown }
+  | { t: "reply"; rid: number; ok: false; error: RpcErrorObject };
+
+/** Worker → main: the language emitted on a `user.*` channel (tagged wire payload). */
+export interface EmitMsg {
+  t: "emit";
+  channel: string;
+  payload: unknown;
+}
+
+/** Worker → main: the session cwd changed mid-exec. */
+export interface CwdMsg {
+  t: "cwd";
+  cwd: string;
+}
+
+/** Everything a worker sends. */
+export type FromWorker = ReadyMsg | DoneMsg | ReplyMsg | EmitMsg | CwdMsg;

@@ -1,0 +1,380 @@
+/**
+ * The Worker module of one named session (architecture: "sessions never share a thread with
+ * the kernel"). It owns the evaluator and the transcript (`out:N`), runs the execs the main
+ * thread hands it one at a time, and answers `value.get`, `env` and `cwd` requests itself.
+ * Everything it sends back is bounded wire JSON or rendered text — never a value.
+ *
+ * @module
+ */
+
+/// <reference lib="deno.worker" />
+
+import { createHash } from "node:crypto";
+import { Evaluator } from "../eval/mod.ts";
+import { toErrorValue } from "../eval/errors.ts";
+import { outcomeOut as deriveOut } from "../eval/outcome.ts";
+import { ParseError } from "../syntax/mod.ts";
+import { BytesV, type ErrorV, OutcomeV, type Value } from "../value/types.ts";
+import { fail } from "../value/errors.ts";
+import { displayTop, renderBlock } from "../value/render.ts";
+import { elide, elisionCount, HARD_CAP, resolveBudget, uriWithPath } from "../value/elide.ts";
+import { parsePath, SelectError, selectPath, sliceValue } from "../value/select.ts";
+import { utf8Length } from "../value/wire.ts";
+import { boundText } from "../client/bound_text.ts";
+import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
+import type { CaptureOptions } from "../exec/mod.ts";
+import { spawnCapture } from "../exec/mod.ts";
+import type {
+  DoneMsg,
+  ExecMsg,
+  FromWorker,
+  InitMsg,
+  RequestMsg,
+  SessionFacts,
+  ToWorker,
+  TranscriptSummary,
+} from "./session_messages.ts";
+
+const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
+
+/** Text the statement sink and diagnostics may collect per exec before it is cut. */
+const SINK_CAP = 65536;
+
+let ev: Evaluator;
+const transcript = new Map<number, Value>();
+let nextOut = 1;
+let lastCwd = "";
+
+/** The running task, its cancel slot and an abort for awaits. */
+let current: { task: number; flag: Int32Array; abort: AbortController } | null = null;
+/** Statement-sink lines and diagnostics of the running exec (bounded). */
+let sinkText = "";
+let diagText = "";
+
+function post(m: FromWorker): void {
+  self.postMessage(m);
+}
+
+function appendBounded(buf: string, text: string): string {
+  if (buf.length >= SINK_CAP) return buf;
+  const s = buf + text;
+  return s.length > SINK_CAP ? s.slice(0, SINK_CAP) : s;
+}
+
+/** Sleep that a cancel interrupts at once (the evaluator's own timers would wait it out). */
+function cancellableSleep(ms: number): Promise<void> {
+  const cur = current;
+  if (cur === null) return new Promise((r) => setTimeout(r, Math.max(0, ms)));
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(fail("cancelled", "cancelled"));
+    };
+    const timer = setTimeout(() => {
+      cur.abort.signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, Math.max(0, ms));
+    if (cur.abort.signal.aborted) return onAbort();
+    cur.abort.signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function init(m: InitMsg): void {
+  ev = new Evaluator({
+    cwd: m.cwd,
+    env: m.env,
+    ports: {
+      sink: (v) => {
+        sinkText = appendBounded(sinkText, displayTop(v) + "\n");
+      },
+      stderr: (text) => {
+        diagText = appendBounded(diagText, text);
+      },
+      clock: {
+        nowNs: () => BigInt(Date.now()) * 1_000_000n,
+        zone: () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC",
+        sleep: cancellableSleep,
+      },
+      process: {
+        // Children also stop when the kernel posts a cancel (not only when the evaluator's
+        // 50 ms flag poll notices).
+        capture: (opts: CaptureOptions) => {
+          const sig = current?.abort.signal;
+          const signal = sig && opts.signal
+            ? AbortSignal.any([sig, opts.signal])
+            : sig ?? opts.signal;
+          return spawnCapture({ ...opts, signal });
+        },
+      },
+    },
+  });
+  lastCwd = ev.cwd();
+  post({ t: "ready", facts: facts() });
+}
+
+/** Hex SHA-256 of the sorted `NAME=value` lines of the session environment (D-9). */
+function envHash(): string {
+  const env = ev.env();
+  const names = [...env.keys()].sort();
+  const h = createHash("sha256");
+  for (const n of names) h.update(`${n}=${env.get(n)}\n`);
+  return h.digest("hex");
+}
+
+function facts(): SessionFacts {
+  const names: Record<string, string> = {};
+  for (const n of ev.root.names()) {
+    const v = ev.root.lookup(n)?.v;
+    names[n] = v === undefined ? "null" : typeOf(v);
+  }
+  return { cwd: ev.cwd(), env_hash: envHash(), names };
+}
+
+function typeOf(v: Value): string {
+  if (v === null) return "null";
+  if (typeof v === "boolean") return "bool";
+  if (typeof v === "string") return "str";
+  if (typeof v === "number" || typeof v === "bigint") return "int";
+  return (v as { t: string }).t;
+}
+
+function summarize(v: Value): TranscriptSummary {
+  const type = typeOf(v);
+  if (v instanceof OutcomeV) return { type, ok: v.ok, cmd: v.cmd };
+  const n = elisionCount(v);
+  return type === "list" || type === "table" || type === "record" || type === "str" ||
+      type === "bytes"
+    ? { type, n }
+    : { type };
+}
+
+function renderFor(v: Value, uri: string, tty: boolean): string {
+  const body = v === null ? "" : renderBlock(v, 80);
+  const text = sinkText === "" ? body : body === "" ? sinkText.replace(/\n$/, "") : sinkText + body;
+  return boundText(text, uri, tty);
+}
+
+function errorData(err: ErrorV, ref: string, uri: string): Record<string, unknown> {
+  return {
+    code: err.code,
+    span: err.span ? { start: err.span[0], end: err.span[1] } : null,
+    hint: err.hint,
+    status: err.status,
+    stderr: err.stderr ?? (diagText === "" ? null : diagText),
+    ref,
+    uri,
+  };
+}
+
+async function runExec(m: ExecMsg): Promise<void> {
+  current = { task: m.task, flag: m.flag, abort: new AbortController() };
+  ev.setCancelFlag(m.flag);
+  sinkText = "";
+  diagText = "";
+  let done: DoneMsg;
+  try {
+    done = await evaluate(m);
+  } catch (e) {
+    // Never lose a task: anything unexpected becomes an internal error reply.
+    done = {
+      t: "done",
+      task: m.task,
+      facts: facts(),
+      ok: false,
+      error: { code: RPC.INTERNAL_ERROR, message: `internal error: ${(e as Error)?.message ?? e}` },
+      cancelled: Atomics.load(m.flag, 0) !== 0,
+    };
+  }
+  current = null;
+  ev.setCancelFlag(null);
+  sinkText = "";
+  diagText = "";
+  post(done);
+}
+
+async function evaluate(m: ExecMsg): Promise<DoneMsg> {
+  let program;
+  try {
+    program = ev.parse(m.src);
+  } catch (e) {
+    if (!(e instanceof ParseError)) throw e;
+    return {
+      t: "done",
+      task: m.task,
+      facts: facts(),
+      ok: false,
+      error: {
+        code: RPC.PARSE_ERROR,
+        message: e.msg,
+        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint },
+      },
+      cancelled: false,
+    };
+  }
+  let value: Value;
+  let raised: ErrorV | null = null;
+  try {
+    value = await ev.evalProgram(program, m.position);
+  } catch (e) {
+    raised = toErrorValue(e);
+    value = raised;
+  }
+  const n = nextOut++;
+  transcript.set(n, value);
+  const ref = `out:${n}`;
+  const uri = `shoal://out/${n}`;
+  const cancelled = Atomics.load(m.flag, 0) !== 0;
+  if (raised) {
+    return {
+      t: "done",
+      task: m.task,
+      facts: facts(),
+      ok: false,
+      error: { code: RPC.RAISED, message: raised.msg, data: errorData(raised, ref, uri) },
+      cancelled,
+    };
+  }
+  const budget = resolveBudget(m.elide);
+  const wire = elide(value, uri, budget, outcomeOut);
+  const isOutcome = value instanceof OutcomeV;
+  return {
+    t: "done",
+    task: m.task,
+    facts: facts(),
+    ok: true,
+    n,
+    result: { ref, uri, value: wire, render: renderFor(value, uri, m.tty) },
+    summary: summarize(value),
+    outcomeFailed: isOutcome && !(value as OutcomeV).ok,
+    signalled: isOutcome && (value as OutcomeV).signal !== null,
+  };
+}
+
+// ---- requests ----------------------------------------------------------------------------
+
+function parseRef(ref: string): number | null {
+  const m = /^(?:out:|shoal:\/\/out\/)([1-9][0-9]*)$/.exec(ref);
+  return m ? Number(m[1]) : null;
+}
+
+function valueGet(p: Record<string, unknown>): unknown {
+  const ref = p.ref as string;
+  const n = parseRef(ref);
+  const v0 = n === null ? undefined : transcript.get(n);
+  if (v0 === undefined) throw new RpcError(RPC.UNKNOWN_REF, "unknown value ref", { ref });
+  const canon = `out:${n}`;
+  let uri = `shoal://out/${n}`;
+  let v = v0;
+  const path = typeof p.path === "string" ? p.path : "";
+  if (path !== "") {
+    try {
+      v = selectPath(v, parsePath(path), outcomeOut);
+    } catch (e) {
+      if (e instanceof SelectError) {
+        throw new RpcError(RPC.BAD_PATH_OR_SLICE, e.message, { ref: canon, path });
+      }
+      throw e;
+    }
+    uri = uriWithPath(uri, path.startsWith(".") ? path.slice(1) : path);
+  }
+  if (Array.isArray(p.slice)) {
+    const [a, b] = p.slice as [number, number];
+    try {
+      v = sliceValue(v, a, b);
+    } catch (e) {
+      if (e instanceof SelectError) {
+        throw new RpcError(RPC.BAD_PATH_OR_SLICE, e.message, { ref: canon });
+      }
+      throw e;
+    }
+  }
+  const format = (p.format as string | undefined) ?? "json";
+  if (format === "render") {
+    return { ref: canon, render: boundText(v === null ? "" : renderBlock(v, 80), uri, !!p.tty) };
+  }
+  if (format === "raw") return rawOf(v, canon);
+  const budget = resolveBudget(p.elide as Record<string, number> | null);
+  return { ref: canon, value: elide(v, uri, budget, outcomeOut) };
+}
+
+/** `format: "raw"`, bounded by the hard cap (D-7): bigger payloads must be sliced. */
+function rawOf(v: Value, ref: string): unknown {
+  const tooBig = (len: number) =>
+    new RpcError(
+      RPC.BAD_PATH_OR_SLICE,
+      `raw payload of ${len} bytes exceeds the ${HARD_CAP}-byte hard cap; fetch it in slices`,
+      { ref, len, hard_cap: HARD_CAP },
+    );
+  if (typeof v === "string") {
+    const len = utf8Length(v);
+    if (len > HARD_CAP) throw tooBig(len);
+    return { ref, raw: v };
+  }
+  if (v instanceof BytesV) {
+    if (v.ref !== null) {
+      throw new RpcError(RPC.UNKNOWN_REF, "content-addressed bytes are not readable here", {
+        ref,
+        code: "not_found",
+      });
+    }
+    if (v.data.length > HARD_CAP) throw tooBig(v.data.length);
+    return { ref, raw_base64: v.data.toBase64() };
+  }
+  throw new RpcError(
+    RPC.BAD_PATH_OR_SLICE,
+    `format "raw" applies to str/bytes, not ${typeOf(v)}`,
+    { ref },
+  );
+}
+
+function envView(): unknown {
+  const env = ev.env();
+  const names = [...env.keys()].sort();
+  const out: Record<string, string> = {};
+  for (const n of names) out[n] = env.get(n)!;
+  return { granted: true, names, env: out };
+}
+
+function answer(m: RequestMsg): void {
+  try {
+    let result: unknown;
+    if (m.kind === "value.get") result = valueGet(m.params);
+    else if (m.kind === "env") result = envView();
+    else result = { display: ev.cwd() };
+    post({ t: "reply", rid: m.rid, ok: true, result });
+  } catch (e) {
+    const error: RpcErrorObject = e instanceof RpcError
+      ? e.toJSON()
+      : { code: RPC.INTERNAL_ERROR, message: `internal error: ${(e as Error)?.message ?? e}` };
+    post({ t: "reply", rid: m.rid, ok: false, error });
+  }
+}
+
+// Report cwd changes made mid-exec (`cd` then a long command) so `session.cwd` stays live.
+setInterval(() => {
+  if (ev === undefined) return;
+  const c = ev.cwd();
+  if (c !== lastCwd) {
+    lastCwd = c;
+    post({ t: "cwd", cwd: c });
+  }
+}, 200);
+
+self.onmessage = (e: MessageEvent<ToWorker>) => {
+  const m = e.data;
+  switch (m.t) {
+    case "init":
+      return init(m);
+    case "exec":
+      return void runExec(m);
+    case "cancel":
+      if (current?.task === m.task) current.abort.abort();
+      return;
+    case "req":
+      return answer(m);
+    case "inject":
+      // The language has no channel bus yet (language §16 lands with streams/channels);
+      // published events stay on the kernel bus until it does.
+      return;
+  }
+};

@@ -1,0 +1,125 @@
+/**
+ * The task registry (protocol §10, D-24, D-29, D-30, D-42). Every exec becomes a task with a
+ * global id `task:N`; each task owns its own cancel slot in shared memory, so cancelling one
+ * task can never stop another. Finished tasks are evicted oldest-first beyond a bound.
+ */
+
+import type { RpcErrorObject } from "../client/errors.ts";
+import type { TaskRecord, TaskState } from "../client/protocol.ts";
+import type { ElideSpec } from "../value/elide.ts";
+
+/** Finished tasks kept for `task.get`/`task.list` (D-30: the registry does not grow forever). */
+export const MAX_FINISHED_TASKS = 10_000;
+
+/** What an exec produced inline. */
+export interface InlineResult {
+  ref: string;
+  uri: string;
+  value: unknown;
+  render: string;
+}
+
+/** One task. */
+export class Task {
+  state: TaskState = "queued";
+  startedNs: number | null = null;
+  finishedNs: number | null = null;
+  resultRef: string | null = null;
+  error: RpcErrorObject | null = null;
+  result: InlineResult | null = null;
+  cancelRequested = false;
+  /** This task's cancel slot (element 0 ≠ 0 = cancel), readable from the session Worker. */
+  readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  readonly done: Promise<void>;
+  #resolve!: () => void;
+
+  constructor(
+    readonly id: number,
+    readonly session: string,
+    readonly src: string,
+    readonly position: "stmt" | "value",
+    readonly elide: ElideSpec | null,
+    readonly tty: boolean,
+  ) {
+    this.done = new Promise((r) => (this.#resolve = r));
+  }
+
+  /** `task:N`. */
+  get ref(): string {
+    return `task:${this.id}`;
+  }
+
+  /** The event channel `task.N`. */
+  get channel(): string {
+    return `task.${this.id}`;
+  }
+
+  /** True in a terminal state. */
+  get finished(): boolean {
+    return this.state === "completed" || this.state === "failed" || this.state === "cancelled";
+  }
+
+  /** Enter a terminal state (once). */
+  finish(state: "completed" | "failed" | "cancelled"): void {
+    if (this.finished) return;
+    this.state = state;
+    this.finishedNs = Date.now() * 1_000_000;
+    this.#resolve();
+  }
+
+  /** The wire record. */
+  record(): TaskRecord {
+    return {
+      task: this.ref,
+      session: this.session,
+      state: this.state,
+      started_ns: this.startedNs,
+      finished_ns: this.finishedNs,
+      result_ref: this.resultRef,
+      error: this.error,
+    };
+  }
+}
+
+/** All tasks of the kernel. */
+export class TaskRegistry {
+  #tasks = new Map<number, Task>();
+  #finished: number[] = [];
+  #nextId = 1;
+
+  /** Create a task. */
+  create(
+    session: string,
+    src: string,
+    position: "stmt" | "value",
+    elide: ElideSpec | null,
+    tty: boolean,
+  ): Task {
+    const t = new Task(this.#nextId++, session, src, position, elide, tty);
+    this.#tasks.set(t.id, t);
+    t.done.then(() => this.#retire(t.id));
+    return t;
+  }
+
+  #retire(id: number): void {
+    this.#finished.push(id);
+    while (this.#finished.length > MAX_FINISHED_TASKS) this.#tasks.delete(this.#finished.shift()!);
+  }
+
+  /** Look a task up by `task:N` (or `N`) within a session; undefined when unknown or foreign. */
+  get(ref: unknown, session: string): Task | undefined {
+    const m = typeof ref === "string" ? /^(?:task:)?([1-9][0-9]*)$/.exec(ref) : null;
+    const t = m ? this.#tasks.get(Number(m[1])) : undefined;
+    return t && t.session === session ? t : undefined;
+  }
+
+  /** Tasks of one session, in id order. */
+  list(session: string): Task[] {
+    return [...this.#tasks.values()].filter((t) => t.session === session);
+  }
+
+  /** Unfinished tasks (all sessions). */
+  live(): Task[] {
+    return [...this.#tasks.values()].filter((t) => !t.finished);
+  }
+}
