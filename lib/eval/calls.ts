@@ -223,7 +223,37 @@ export function callUser(
     sc.declare(p.name, v);
   }
   if (def.rest !== undefined) sc.declare(def.rest.name, new ListV(pos.slice(np)));
-  return runBody(ev, def, sc, span);
+  // The body runs inline (not via runBody) to keep JS frames per Shoal call few: deep
+  // recursion must reach the 10000-call limit before the JS stack runs out.
+  ev.checkCancelled();
+  if (++ev.depth > MAX_DEPTH) {
+    ev.depth--;
+    throw recursionLimit(span);
+  }
+  let r: MaybePromise<Value | Ctl>;
+  try {
+    r = def.body(sc);
+  } catch (e) {
+    ev.depth--;
+    throw e;
+  }
+  if (r instanceof Promise) return settleAsync(ev, r, span);
+  ev.depth--;
+  if (r instanceof Ctl) return finishBody(r, span);
+  return r;
+}
+
+function settleAsync(ev: Evaluator, r: Promise<Value | Ctl>, span: Span | null): Promise<Value> {
+  return r.then(
+    (x) => {
+      ev.depth--;
+      return finishBody(x, span);
+    },
+    (e) => {
+      ev.depth--;
+      throw e;
+    },
+  );
 }
 
 async function bindRestAsync(
@@ -340,6 +370,9 @@ export function compileCall(ev: Evaluator, e: CallExpr): CE {
       }
       const f = cell.v;
       if (pos instanceof Promise) return pos.then((p) => callValue(ev, f, p, NO_NAMED, span));
+      if (f instanceof ClosureV && (f.impl as UserImpl).kind === "user") {
+        return callUser(ev, f.impl as UserImpl, pos, NO_NAMED, span);
+      }
       return callValue(ev, f, pos, NO_NAMED, span);
     };
   }
