@@ -567,12 +567,13 @@ function langBlock(p: Parser, t: Token): Expr {
   p.take(t);
   let src: string;
   let end: number;
-  if (lx.ch(t.e) === 39) {
-    const st = lexQuoted(lx, t.e);
+  const q = lx.skipTrivia(t.e);
+  if (lx.ch(q) === 39) {
+    const st = lexQuoted(lx, q);
     src = st.segs[0];
     end = st.end;
   } else {
-    const r = lx.rawBlock(lx.skipTrivia(t.e));
+    const r = lx.rawBlock(q);
     src = r.src;
     end = r.end;
   }

@@ -183,10 +183,16 @@ function dispatch(p: Parser): Stmt {
   return exprStmt(parseExpr(p));
 }
 
-/** True when an interpreter block (`{` after spaces, or an abutting `'`) follows offset `q`. */
+/**
+ * True when an interpreter block follows the head ending at `q`: `{` (spaces allowed), an
+ * abutting `'…'` or `'''…'''`, or a spaced `'''…'''` (the manual's `sh '''…'''` form).
+ */
 export function langBlockFollows(p: Parser, q: number): boolean {
-  if (p.lx.ch(q) === 39) return true;
-  return p.lx.ch(p.lx.skipTrivia(q)) === 123;
+  const lx = p.lx;
+  if (lx.ch(q) === 39) return true;
+  const r = lx.skipTrivia(q);
+  const c = lx.ch(r);
+  return c === 123 || (c === 39 && lx.ch(r + 1) === 39 && lx.ch(r + 2) === 39);
 }
 
 /**

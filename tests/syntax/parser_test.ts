@@ -342,6 +342,13 @@ Deno.test("expr: control expressions", () => {
   const raw = expr("python3'''\n  print(1)\n  '''");
   assertEquals(raw, { kind: "LangBlock", lang: "python3", src: "print(1)" });
   assertEquals(kindOf("sh -c 'exit 3'"), "Cmd");
+  assertEquals(kindOf("python 'x.py'"), "Cmd");
+  assertEquals(expr("sh '''\n  printf hi\n  '''"), {
+    kind: "LangBlock",
+    lang: "sh",
+    src: "printf hi",
+  });
+  assertEquals(expr("sh'echo {'"), { kind: "LangBlock", lang: "sh", src: "echo {" });
   assert(parseErr("sh { echo {hi}").msg.includes("unbalanced braces"));
 });
 
