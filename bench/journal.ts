@@ -221,6 +221,17 @@ function beginInput(i: number) {
   };
 }
 
+/** Synchronous time spent inside each journal call on the calling thread (ms). */
+const callCost: number[] = [];
+
+/** Call `f` and charge its synchronous part (argument cloning, queueing) to `callCost`. */
+function timed<T>(f: () => Promise<T>): Promise<T> {
+  const t = performance.now();
+  const p = f();
+  callCost.push(performance.now() - t);
+  return p;
+}
+
 /** `PAIRS` begin+finish pairs, `concurrency` at a time. `store === null` runs the loop alone. */
 async function pairs(store: Store | null, concurrency: number): Promise<number> {
   let next = 0;
@@ -232,8 +243,8 @@ async function pairs(store: Store | null, concurrency: number): Promise<number> 
       const st = statements(i);
       const result = { status: "ok" as const, durationNs: 5000 };
       if (store) {
-        const id = await store.journal.beginRequest(input);
-        await store.journal.finishRequest(id, result, st);
+        const id = await timed(() => store.journal.beginRequest(input));
+        await timed(() => store.journal.finishRequest(id, result, st));
       } else {
         // Same objects, same awaits, no journal.
         await Promise.resolve(input);
@@ -250,7 +261,13 @@ async function journalWrites(tmp: string): Promise<void> {
     `\n## Journal writes: ${PAIRS} begin+finish pairs, 3 statement rows each (median of ${RUNS})`,
   );
   console.log(
-    "stall = gaps of a 1 ms timer on the calling thread (p99 / max); 'idle' is the same probe while the thread only sleeps",
+    "caller = synchronous time inside the journal calls on the calling thread (per pair; p99 per call);",
+  );
+  console.log(
+    "batch = longest one batch held the journal's thread (inline: the caller's thread; worker: its own);",
+  );
+  console.log(
+    "stall = gaps of a 1 ms timer on the calling thread (p99 / max); 'idle' = the same probe while only sleeping",
   );
   type Row = { name: string; rate: number; base: number; p99: number; max: number; extra: string };
   const rows: Row[] = [];
@@ -275,12 +292,19 @@ async function journalWrites(tmp: string): Promise<void> {
       for (let r = 0; r < RUNS; r++) {
         const state = await Deno.makeTempDir({ dir: tmp, prefix: "journal-" });
         const store = await openStore(state, { journalMode: mode });
+        callCost.length = 0;
         const { value, p99, max } = await withStallProbe(() => pairs(store, concurrency));
         ms.push(value);
         p99s.push(p99);
         maxes.push(max);
         const st = await store.journalClient.stats();
-        if (st) batching = `avg batch ${fmt(st.ops / st.batches, 1)} ops, max ${st.maxBatch}`;
+        if (st) {
+          const sorted = [...callCost].sort((a, b) => a - b);
+          const total = callCost.reduce((a, b) => a + b, 0);
+          batching = `caller ${fmt((total / PAIRS) * 1000)} µs/pair (call p99 ${
+            fmt(sorted[Math.floor(sorted.length * 0.99)] * 1000)
+          } µs); batch avg ${fmt(st.ops / st.batches, 1)} ops, longest ${fmt(st.maxFlushMs, 1)} ms`;
+        }
         await store.close();
         await Deno.remove(state, { recursive: true });
       }

@@ -32,6 +32,10 @@ export interface BatchStats {
   ops: number;
   /** Largest batch seen. */
   maxBatch: number;
+  /** Longest time one batch held the journal thread (ms). Inline, that is the caller's thread. */
+  maxFlushMs: number;
+  /** Total time spent running batches (ms). */
+  flushMs: number;
 }
 
 /** Batches operations on a {@link JournalDb}. */
@@ -43,7 +47,7 @@ export class BatchRunner {
   #closed = false;
   #idle: Array<() => void> = [];
   /** Counters. */
-  readonly stats: BatchStats = { batches: 0, ops: 0, maxBatch: 0 };
+  readonly stats: BatchStats = { batches: 0, ops: 0, maxBatch: 0, maxFlushMs: 0, flushMs: 0 };
 
   /** `maxBatch` bounds how long one transaction holds the thread. */
   constructor(db: JournalDb, maxBatch = 512) {
@@ -89,7 +93,11 @@ export class BatchRunner {
     this.#scheduled = false;
     const batch = this.#queue.splice(0, this.#maxBatch);
     if (batch.length > 0) {
+      const t0 = performance.now();
       const outcomes = this.#run(batch);
+      const took = performance.now() - t0;
+      this.stats.maxFlushMs = Math.max(this.stats.maxFlushMs, took);
+      this.stats.flushMs += took;
       batch.forEach((p, i) => {
         const o = outcomes[i];
         if (o.ok) p.resolve(o.value);
