@@ -11,6 +11,7 @@ import { byteOffsets, convertSpan, convertTree } from "./spans.ts";
 
 export * from "./ast.ts";
 export { ParseError } from "./errors.ts";
+export { type LineCol, lineCol, renderParseError } from "./diagnostics.ts";
 export type { ParseOptions } from "./parser.ts";
 
 /**
