@@ -3,6 +3,7 @@ import { DatabaseSync } from "node:sqlite";
 import { join } from "node:path";
 import {
   type BeginRequestInput,
+  envHash,
   openStore,
   QUERY_LIMIT_MAX,
   type StatementInput,
@@ -416,4 +417,36 @@ Deno.test("calls after close are store_closed", async () => {
     await rejectsCode(store.journal.beginRequest(BASE), "store_closed");
     await store.close(); // idempotent
   });
+});
+
+Deno.test("openStore on a path that is a file, or with bad options, fails with a code", async () => {
+  await withTempDir(async (dir) => {
+    const file = join(dir, "not-a-dir");
+    await Deno.writeTextFile(file, "x");
+    await rejectsCode(openStore(file), "io_error");
+    await rejectsCode(openStore(""), "invalid_input");
+    await rejectsCode(
+      openStore(join(dir, "s1"), { journalMode: "thread" as never }),
+      "invalid_input",
+    );
+    await rejectsCode(openStore(join(dir, "s2"), { compression: "lz4" as never }), "invalid_input");
+    await rejectsCode(
+      openStore(join(dir, "s3"), { maxDbBytes: -1, journalMode: "inline" }),
+      "invalid_input",
+    );
+    await rejectsCode(
+      openStore(join(dir, "s4"), { busyTimeoutMs: 1.5, journalMode: "inline" }),
+      "invalid_input",
+    );
+  });
+});
+
+Deno.test("envHash is a stable digest of the env, independent of key order (D-9)", async () => {
+  const a = await envHash({ PATH: "/bin", HOME: "/root" });
+  assert.match(a, /^[0-9a-f]{64}$/);
+  assert.equal(await envHash({ HOME: "/root", PATH: "/bin" }), a);
+  assert.notEqual(await envHash({ HOME: "/root", PATH: "/usr/bin" }), a);
+  // no ambiguity between a key/value boundary and the content
+  assert.notEqual(await envHash({ A: "B=C" }), await envHash({ "A=B": "C" }));
+  await rejectsCode(envHash({ X: 1 as never }), "invalid_input");
 });
