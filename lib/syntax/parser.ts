@@ -19,7 +19,7 @@ export const MAX_DEPTH = 256;
  * Longest allowed operator or postfix chain in one expression: each link nests the tree one
  * level deeper (left-associative), and tree walkers downstream recurse on it.
  */
-export const MAX_CHAIN = 2000;
+export const MAX_CHAIN = 1000;
 
 /** Words the parser treats as keywords (language §1.2). */
 export const RESERVED = new Set([
