@@ -349,6 +349,21 @@ for (const mode of MODES) {
       for (const id of stored) assert.equal((await store.journal.get(id))?.source, big);
     }, { ...opts, maxDbBytes: 256 * 1024 });
   });
+
+  Deno.test(`[${mode}] a batch that hits the cap acknowledges only what is stored`, async () => {
+    await withStore(async (store) => {
+      const big = "z".repeat(20_000);
+      const settled = await Promise.allSettled(
+        Array.from({ length: 60 }, () => store.journal.beginRequest({ ...BASE, source: big })),
+      );
+      const ok = settled.filter((r) => r.status === "fulfilled").map((r) => r.value);
+      const failed = settled.filter((r) => r.status === "rejected");
+      assert.ok(failed.length > 0, "the cap was hit inside the burst");
+      for (const f of failed) assert.equal(f.reason.code, "journal_full");
+      for (const id of ok) assert.equal((await store.journal.get(id))?.source, big);
+      assert.equal((await store.journal.query({ limit: 1000 })).length, ok.length);
+    }, { ...opts, maxDbBytes: 256 * 1024 });
+  });
 }
 
 Deno.test("concurrent writers in one batch: each write resolves only with its own result", async () => {
