@@ -17,7 +17,14 @@
 export { EventLog, JournalApi, openStore, Pins, Store, UndoLog } from "./store.ts";
 export type { OpenStoreOptions } from "./store.ts";
 export { ContentStore } from "./cas.ts";
-export type { BlobRange, BlobStat, ContentStoreOptions, PutOptions, PutResult } from "./cas.ts";
+export type {
+  BlobFileInfo,
+  BlobRange,
+  BlobStat,
+  ContentStoreOptions,
+  PutOptions,
+  PutResult,
+} from "./cas.ts";
 export type { Codec, CompressionPolicy } from "./blob_format.ts";
 export { isStoreError, StoreError } from "./errors.ts";
 export type { StoreErrorCode } from "./errors.ts";
@@ -39,7 +46,12 @@ export type { ReadOptions } from "./event_rows.ts";
 export type { PinFilter } from "./pin_rows.ts";
 export type { FinishResult } from "./journal_rows.ts";
 export type { OpenInfo } from "./journal_db.ts";
-export type { JournalMode } from "./journal_client.ts";
+export { JournalClient } from "./journal_client.ts";
+export type { JournalClientOptions, JournalMode } from "./journal_client.ts";
+export type { BatchStats } from "./batch_runner.ts";
+export { JOURNAL_OPS, JournalDb } from "./journal_db.ts";
+export { Conn } from "./sqlite_conn.ts";
+export type { JournalDbOptions, JournalOp, OpArgs, OpResult } from "./journal_db.ts";
 export { SCHEMA_VERSION } from "./schema.ts";
 export {
   BLOB_READ_CAP,

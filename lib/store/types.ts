@@ -10,6 +10,7 @@
 export interface Effect {
   /** `fs_write`, `proc_spawn`, `opaque`, … (dots are normalised to underscores on write). */
   kind: string;
+  /** Kind-specific fields (`paths`, `host`, `port`, `names`, …). */
   [field: string]: unknown;
 }
 
