@@ -323,13 +323,20 @@ export async function spawnOutcome(
     .join(" ");
   let r;
   try {
-    r = await ev.ports.process.capture({
-      argv,
-      cwd: ev.cwd(),
-      env: spawnEnv(ev, cmd),
-      signal: ev.abortSignal(),
-      ...opts,
-    });
+    const env = spawnEnv(ev, cmd);
+    r = await ev.withCancelSignal((signal) =>
+      ev.ports.process.capture({
+        argv,
+        cwd: ev.cwd(),
+        env,
+        signal,
+        // Nothing reads stdout beyond the in-memory cap until a journal/CAS host plugs in a
+        // spill consumer (its process port can set `spill`): count and drop it rather than
+        // writing a temp file nobody owns. (commands engineer)
+        spill: false,
+        ...opts,
+      })
+    );
   } catch (e) {
     if (e instanceof ShoalError) throw e;
     if (isExecError(e, "not_found")) {

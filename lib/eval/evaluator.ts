@@ -111,6 +111,8 @@ export class Evaluator implements Interp {
   private readonly envMap: Map<string, string>;
   private cancelFlag: Int32Array | null;
   private abort: AbortController | null = null;
+  private cancelWaiters = 0;
+  private cancelPoll: ReturnType<typeof setInterval> | null = null;
   private readonly cache = new WeakMap<object, CE>();
   private outs: Value[] = [];
 
@@ -157,18 +159,37 @@ export class Evaluator implements Interp {
     }
   }
 
-  /** An abort signal for child processes, fired when the cancel flag is seen. */
-  abortSignal(): AbortSignal | undefined {
-    if (this.cancelFlag === null) return undefined;
+  /**
+   * Run `f` with an abort signal that fires once the host sets the cancel flag (child
+   * processes, sleeps). One 50 ms poll serves every concurrent waiter and stops when the
+   * last one settles, so an idle session polls nothing. (Replaces a per-call poll that was
+   * never cleared unless cancelled — commands engineer.)
+   */
+  withCancelSignal<T>(f: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+    if (this.cancelFlag === null) return f(undefined);
     if (this.abort === null || this.abort.signal.aborted) this.abort = new AbortController();
-    const ctl = this.abort;
-    const poll = setInterval(() => {
-      if (this.cancelFlag![0] !== 0) ctl.abort();
-    }, 50);
-    ctl.signal.addEventListener("abort", () => clearInterval(poll));
-    // The interval must not keep the process alive after the spawn settles.
-    Deno.unrefTimer(poll);
-    return ctl.signal;
+    if (this.cancelWaiters++ === 0) {
+      const poll = setInterval(() => {
+        if (this.cancelFlag![0] !== 0) this.abort?.abort();
+      }, 50);
+      // The poll must not keep the process alive on its own.
+      Deno.unrefTimer(poll);
+      this.cancelPoll = poll;
+    }
+    const release = () => {
+      if (--this.cancelWaiters === 0 && this.cancelPoll !== null) {
+        clearInterval(this.cancelPoll);
+        this.cancelPoll = null;
+      }
+    };
+    let p: Promise<T>;
+    try {
+      p = f(this.abort.signal);
+    } catch (e) {
+      release();
+      throw e;
+    }
+    return p.finally(release);
   }
 
   /**

@@ -572,18 +572,19 @@ registerBuiltin("sleep", {
 
 /** Sleep `ms` on the evaluator's clock, ending early (with `cancelled`) on cancellation. */
 async function cancellableSleep(ev: Evaluator, ms: number): Promise<void> {
-  const signal = ev.abortSignal();
-  if (signal === undefined) return ev.ports.clock.sleep(ms);
-  let onAbort: (() => void) | null = null;
-  const aborted = new Promise<void>((resolve) => {
-    onAbort = () => resolve();
-    signal.addEventListener("abort", onAbort, { once: true });
+  await ev.withCancelSignal(async (signal) => {
+    if (signal === undefined) return await ev.ports.clock.sleep(ms);
+    let onAbort: (() => void) | null = null;
+    const aborted = new Promise<void>((resolve) => {
+      onAbort = () => resolve();
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+    try {
+      await Promise.race([ev.ports.clock.sleep(ms), aborted]);
+    } finally {
+      if (onAbort) signal.removeEventListener("abort", onAbort);
+    }
   });
-  try {
-    await Promise.race([ev.ports.clock.sleep(ms), aborted]);
-  } finally {
-    if (onAbort) signal.removeEventListener("abort", onAbort);
-  }
   ev.checkCancelled();
 }
 
