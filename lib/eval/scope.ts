@@ -18,23 +18,25 @@ export interface Cell {
 }
 
 /**
- * A lexical scope. The first binding lives in an inline slot (`k0`/`c0`): most scopes (a call
- * with one parameter, a loop iteration, a lambda) bind at most one name, and a `Map` per scope
- * would dominate calls and loops.
+ * A lexical scope. The first binding lives inline: the scope object is itself the cell of its
+ * first name (`k0`, `v`, `mut`). Most scopes (a call with one parameter, a loop iteration, a
+ * lambda) bind at most one name, and a `Map` plus a cell object per scope would dominate calls
+ * and loops.
  */
-export class Scope {
+export class Scope implements Cell {
   k0: string | null = null;
-  c0: Cell | null = null;
+  v: Value = null;
+  mut = false;
   vars: Map<string, Cell> | null = null;
   constructor(readonly parent: Scope | null) {}
 
   /** Declare (or re-declare, replacing) `name` in this scope. */
   declare(name: string, v: Value, mut = false): void {
-    const cell: Cell = { v, mut };
     if (this.k0 === null || this.k0 === name) {
       this.k0 = name;
-      this.c0 = cell;
-    } else (this.vars ??= new Map()).set(name, cell);
+      this.v = v;
+      this.mut = mut;
+    } else (this.vars ??= new Map()).set(name, { v, mut });
   }
 
   /** The nearest cell for `name`, or undefined. */
@@ -42,7 +44,7 @@ export class Scope {
     // deno-lint-ignore no-this-alias
     let s: Scope | null = this;
     do {
-      if (s.k0 === name) return s.c0!;
+      if (s.k0 === name) return s;
       const vars: Map<string, Cell> | null = s.vars;
       if (vars !== null) {
         const c = vars.get(name);
