@@ -36,6 +36,7 @@ import type {
 } from "./session_messages.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
+const lossy = new TextDecoder();
 
 /** Text the statement sink and diagnostics may collect per exec before it is cut. */
 const SINK_CAP = 65536;
@@ -85,7 +86,9 @@ function init(m: InitMsg): void {
     env: m.env,
     ports: {
       sink: (v) => {
-        sinkText = appendBounded(sinkText, displayTop(v) + "\n");
+        // A command's statement value shows what a terminal would: its output text.
+        const text = v instanceof OutcomeV ? lossy.decode(v.stdout) : displayTop(v) + "\n";
+        sinkText = appendBounded(sinkText, text === "" || text.endsWith("\n") ? text : text + "\n");
       },
       stderr: (text) => {
         diagText = appendBounded(diagText, text);
@@ -186,7 +189,6 @@ async function runExec(m: ExecMsg): Promise<void> {
     };
   }
   current = null;
-  ev.setCancelFlag(null);
   sinkText = "";
   diagText = "";
   post(done);

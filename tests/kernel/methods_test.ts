@@ -1,0 +1,440 @@
+/**
+ * Every kernel method over a real socket against an in-process kernel with real session
+ * Workers: results, and each error code the method can produce.
+ */
+
+import {
+  deepStrictEqual as assertEquals,
+  match as assertMatch,
+  ok as assert,
+} from "node:assert/strict";
+import { KernelClient } from "../../lib/client/client.ts";
+import { RPC } from "../../lib/client/errors.ts";
+import type { KernelEvent } from "../../lib/client/protocol.ts";
+import { client, rpcError, waitFor, withKernel } from "./_helpers.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+type R = Record<string, unknown>;
+
+Deno.test("kernel methods over a real socket", opts, async (t) => {
+  await withKernel(async (k, dir) => {
+    const c = await client(k.path, "main");
+
+    await t.step(
+      "session.attach: defaults, honest caps, real env_hash, static channels",
+      async () => {
+        const raw = await KernelClient.connect({ socket: k.path });
+        const a = await raw.call<R>("session.attach", {});
+        assertEquals(a.session, "default");
+        assertEquals(a.principal, `uid:${Deno.uid()}`);
+        const caps = a.caps as R;
+        assertEquals(caps.enforced, false);
+        assertEquals(caps.tier, null);
+        assertEquals(caps.profile, "local-human");
+        assertEquals(a.caps_enforced, false);
+        assertMatch(String(caps.note), /nothing is enforced/);
+        assertMatch(String(a.env_hash), /^[0-9a-f]{64}$/);
+        assertEquals(a.ast_version, 2);
+        assertEquals(a.channels, ["session.transcript", "journal", "approval", "render"]);
+        assertEquals((a.elide_defaults as R).hard_cap, 65536);
+        assertEquals((a.cwd as R).display, dir);
+        // Tokens: no token store yet.
+        const e = await rpcError(raw.call("session.attach", { token: "abc" }));
+        assertEquals(e.code, RPC.AUTH_FAILED);
+        assertMatch(e.message, /no token store/);
+        assertEquals(
+          (await rpcError(raw.call("session.attach", { session: "../x" }))).code,
+          RPC.INVALID_PARAMS,
+        );
+        assertEquals(
+          (await rpcError(raw.call("session.attach", { session: 5 }))).code,
+          RPC.INVALID_PARAMS,
+        );
+        assertEquals(
+          (await rpcError(raw.call("session.attach", { client: "x" }))).code,
+          RPC.INVALID_PARAMS,
+        );
+        assertEquals(
+          (await rpcError(raw.call("session.attach", { client: { tty: "yes" } }))).code,
+          RPC.INVALID_PARAMS,
+        );
+        // A second attach replaces the first (other session).
+        const b = await raw.call<R>("session.attach", {
+          session: "main",
+          client: { kind: "test" },
+        });
+        assertEquals(b.session, "main");
+        raw.close();
+      },
+    );
+
+    await t.step("env_hash changes with the session environment", async () => {
+      const h1 = c.attached!.env_hash;
+      await c.call("exec", { src: 'env.SHOAL_TEST_X = "1"' });
+      const again = await c.call<R>("session.attach", { session: "main" });
+      assert(again.env_hash !== h1, "env_hash must reflect the session env");
+      const env = await c.call<R>("session.env", {});
+      assertEquals(env.granted, true);
+      assertEquals((env.env as R).SHOAL_TEST_X, "1");
+      const names = env.names as string[];
+      assertEquals(names, [...names].sort());
+    });
+
+    await t.step("session.reef and session.cwd (live after cd)", async () => {
+      assertEquals(await c.call("session.reef", {}), { active_scope: null, bindings: [] });
+      assertEquals(await c.call("session.cwd", {}), { display: dir });
+      await Deno.mkdir(`${dir}/sub`);
+      await c.call("exec", { src: "cd sub" });
+      assertEquals(await c.call("session.cwd", {}), { display: `${dir}/sub` });
+      await c.call("exec", { src: "cd .." });
+    });
+
+    await t.step("parse: AST, -32001 with span and hint, -32602", async () => {
+      const r = await c.call<R>("parse", { src: "let answer = 6 * 7" });
+      assertEquals(r.ast_version, 2);
+      assert(typeof r.ast === "object");
+      const e = await rpcError(c.call("parse", { src: "let = 1" }));
+      assertEquals(e.code, RPC.PARSE_ERROR);
+      const d = e.data as R;
+      assert(typeof (d.span as R).start === "number" && typeof (d.span as R).end === "number");
+      assert("hint" in d);
+      assertEquals((await rpcError(c.call("parse", {}))).code, RPC.INVALID_PARAMS);
+    });
+
+    await t.step("complete: prefix, multibyte cursor clamp, methods, bound names", async () => {
+      const r = await c.call<{ candidates: string[] }>("complete", { src: "ec" });
+      assert(r.candidates.includes("echo"));
+      assertEquals(r.candidates, [...r.candidates].sort());
+      // Cursor inside a multi-byte character and past the end never fails.
+      const mid = await c.call<{ candidates: string[] }>("complete", { src: "é", cursor: 1 });
+      assert(Array.isArray(mid.candidates));
+      const past = await c.call<{ candidates: string[] }>("complete", { src: "wh", cursor: 99 });
+      assert(past.candidates.includes("while"));
+      await c.call("exec", { src: "let my_list = [1, 2]" });
+      const bound = await c.call<{ candidates: string[] }>("complete", { src: "my_" });
+      assert(bound.candidates.includes("my_list"));
+      const meth = await c.call<{ candidates: string[] }>("complete", { src: "my_list.fi" });
+      assert(meth.candidates.includes("first") || meth.candidates.includes("filter"));
+      assert(meth.candidates.every((x) => x.startsWith("fi")));
+      assertEquals(
+        (await rpcError(c.call("complete", { src: "x", cursor: -1 }))).code,
+        RPC.INVALID_PARAMS,
+      );
+    });
+
+    await t.step(
+      "exec: values, positions, RAISED, parse errors before the transcript",
+      async () => {
+        const v = await c.call<R>("exec", { src: "1 + 2" });
+        assertEquals(v.value, { $: "int", v: 3 });
+        assertEquals(v.render, "3");
+        const n = Number(String(v.ref).slice(4));
+        assertEquals(v.uri, `shoal://out/${n}`);
+        const pe = await rpcError(c.call("exec", { src: "let = " }));
+        assertEquals(pe.code, RPC.PARSE_ERROR);
+        const next = await c.call<R>("exec", { src: "2" });
+        assertEquals(next.ref, `out:${n + 1}`, "a parse error inserts nothing");
+        const re = await rpcError(c.call("exec", { src: "1 / 0" }));
+        assertEquals(re.code, RPC.RAISED);
+        const d = re.data as R;
+        assertEquals(d.code, "div_zero");
+        assertEquals(d.ref, `out:${n + 2}`);
+        assertEquals(d.uri, `shoal://out/${n + 2}`);
+        for (const key of ["span", "hint", "status", "stderr"]) assert(key in d, key);
+        const stored = await c.call<R>("value.get", { ref: d.ref });
+        assertEquals((stored.value as R).$, "error");
+        assertEquals((stored.value as R).code, "div_zero");
+        // Statement position raises a failed command; value position returns the outcome.
+        const st = await rpcError(c.call("exec", { src: "sh -c 'exit 3'" }));
+        assertEquals((st.data as R).code, "cmd_failed");
+        assertEquals((st.data as R).status, 3);
+        const vp = await c.call<R>("exec", {
+          src: "sh -c 'echo oops >&2; exit 3'",
+          position: "value",
+        });
+        const o = vp.value as R;
+        assertEquals([o.$, o.ok, o.status], ["outcome", false, 3]);
+        assertMatch(String(o.err), /oops/);
+      },
+    );
+
+    await t.step("exec: param errors and modes that have not landed", async () => {
+      assertEquals((await rpcError(c.call("exec", {}))).code, RPC.INVALID_PARAMS);
+      assertEquals(
+        (await rpcError(c.call("exec", { src: "1", mode: "x" }))).code,
+        RPC.INVALID_PARAMS,
+      );
+      assertEquals(
+        (await rpcError(c.call("exec", { src: "1", position: "x" }))).code,
+        RPC.INVALID_PARAMS,
+      );
+      assertEquals(
+        (await rpcError(c.call("exec", { src: "1", async: "y" }))).code,
+        RPC.INVALID_PARAMS,
+      );
+      assertEquals(
+        (await rpcError(c.call("exec", { src: "1", timeout_ms: -5 }))).code,
+        RPC.INVALID_PARAMS,
+      );
+      assertEquals(
+        (await rpcError(c.call("exec", { src: "1", elide: 3 }))).code,
+        RPC.INVALID_PARAMS,
+      );
+      for (const mode of ["plan", "approved"]) {
+        const e = await rpcError(c.call("exec", { src: "1", mode }));
+        assertEquals(e.code, RPC.METHOD_NOT_FOUND);
+        assertMatch(e.message, /not available yet/);
+      }
+    });
+
+    await t.step("exec: elision per call, render bounded, statement sink in render", async () => {
+      const big = await c.call<R>("exec", {
+        src: "(0..1000).map(i => i)",
+        elide: { max_items: 10 },
+      });
+      const w = big.value as R;
+      assertEquals([w.$, w.of, w.n], ["ref", "list", 1000]);
+      assertEquals(w.uri, big.uri);
+      const echo = await c.call<R>("exec", { src: "echo first\n40 + 2" });
+      assertEquals(echo.render, "first\n42");
+    });
+
+    await t.step("exec: async, timeout_ms inline and timed out, task events", async () => {
+      const a = await c.call<R>("exec", { src: "sleep 200ms\n7", async: true });
+      assertMatch(String(a.task), /^task:\d+$/);
+      assertEquals(a.events, `task.${String(a.task).slice(5)}`);
+      const rec = await c.call<R>("task.await", { task: a.task });
+      assertEquals(rec.state, "completed");
+      assertMatch(String(rec.result_ref), /^out:\d+$/);
+      const evs = await c.call<{ events: KernelEvent[] }>("events.read", { channel: a.events });
+      assertEquals(evs.events[0].payload, { $: "str", v: "started" });
+      assertEquals(evs.events[1].payload, { state: "completed", result_ref: rec.result_ref });
+      const inline = await c.call<R>("exec", { src: "5", timeout_ms: 10000 });
+      assertEquals(inline.value, { $: "int", v: 5 });
+      const slow = await c.call<R>("exec", { src: "sleep 2s", timeout_ms: 50 });
+      assertEquals(slow.timed_out, true);
+      const early = await c.call<R>("task.await", { task: slow.task, timeout_ms: 20 });
+      assertEquals(early.timed_out, true);
+      assertEquals(early.state, "running");
+      const cancelled = await c.call<R>("task.cancel", { task: slow.task });
+      assertEquals(cancelled.cancel_requested, true);
+      assertEquals(cancelled.state, "cancelling");
+      const done = await c.call<R>("task.await", { task: slow.task });
+      assertEquals(done.state, "cancelled");
+    });
+
+    await t.step("value.get: path, slice, formats, and every error", async () => {
+      const r = await c.call<R>("exec", {
+        src: 'csv.parse("name,n\\na,1\\nb,2\\nc,3")',
+      });
+      const ref = r.ref as string;
+      assertEquals(
+        await c.call("value.get", { ref, path: ".rows[1].name" }),
+        { ref, value: { $: "str", v: "b" } },
+      );
+      assertEquals(
+        await c.call("value.get", { ref: r.uri, path: "name" }),
+        {
+          ref,
+          value: {
+            $: "list",
+            v: [{ $: "str", v: "a" }, { $: "str", v: "b" }, { $: "str", v: "c" }],
+          },
+        },
+      );
+      const sl = await c.call<R>("value.get", { ref, slice: [1, 99] });
+      assertEquals((sl.value as R).n, 2);
+      const rd = await c.call<R>("value.get", { ref, format: "render" });
+      assertMatch(String(rd.render), /name/);
+      const s = await c.call<R>("exec", { src: '"héllo"' });
+      assertEquals(await c.call("value.get", { ref: s.ref, format: "raw" }), {
+        ref: s.ref,
+        raw: "héllo",
+      });
+      assertEquals(
+        await c.call("value.get", { ref: s.ref, slice: [1, 3], format: "raw" }),
+        { ref: s.ref, raw: "él" },
+      );
+      const huge = await c.call<R>("exec", { src: '(0..70000).map(i => "x").join("")' });
+      const cap = await rpcError(c.call("value.get", { ref: huge.ref, format: "raw" }));
+      assertEquals(cap.code, RPC.BAD_PATH_OR_SLICE);
+      assertEquals(cap.data, { ref: huge.ref, len: 70000, hard_cap: 65536 });
+      const part = await c.call<R>("value.get", { ref: huge.ref, slice: [0, 10], format: "raw" });
+      assertEquals(part.raw, "xxxxxxxxxx");
+      const unknown = await rpcError(c.call("value.get", { ref: "out:99999" }));
+      assertEquals(unknown.code, RPC.UNKNOWN_REF);
+      assertEquals((await rpcError(c.call("value.get", { ref: "bogus" }))).code, RPC.UNKNOWN_REF);
+      const bp = await rpcError(c.call("value.get", { ref, path: ".rows[99]" }));
+      assertEquals(bp.code, RPC.BAD_PATH_OR_SLICE);
+      assertEquals(bp.data, { ref, path: ".rows[99]" });
+      assertEquals(
+        (await rpcError(c.call("value.get", { ref, path: "[x" }))).code,
+        RPC.BAD_PATH_OR_SLICE,
+      );
+      const n = await c.call<R>("exec", { src: "42" });
+      const bs = await rpcError(c.call("value.get", { ref: n.ref, slice: [0, 1] }));
+      assertEquals([bs.code, bs.data], [RPC.BAD_PATH_OR_SLICE, { ref: n.ref }]);
+      const raw = await rpcError(c.call("value.get", { ref: n.ref, format: "raw" }));
+      assertEquals(raw.code, RPC.BAD_PATH_OR_SLICE);
+      assertEquals(
+        (await rpcError(c.call("value.get", { ref, format: "xml" }))).code,
+        RPC.INVALID_PARAMS,
+      );
+      assertEquals(
+        (await rpcError(c.call("value.get", { ref, slice: [1] }))).code,
+        RPC.INVALID_PARAMS,
+      );
+      assertEquals((await rpcError(c.call("value.get", {}))).code, RPC.INVALID_PARAMS);
+    });
+
+    await t.step(
+      "tasks: list, get, unknown and foreign tasks, suspend/resume honesty",
+      async () => {
+        const list = await c.call<R[]>("task.list", {});
+        assert(list.length > 0 && list.every((x) => x.session === "main"));
+        const one = await c.call<R>("task.get", { task: list[0].task });
+        assertEquals(one.task, list[0].task);
+        assertEquals(
+          (await rpcError(c.call("task.get", { task: "task:999999" }))).code,
+          RPC.UNKNOWN_TASK,
+        );
+        assertEquals((await rpcError(c.call("task.get", {}))).code, RPC.INVALID_PARAMS);
+        const other = await client(k.path, "other");
+        const foreign = await rpcError(other.call("task.get", { task: list[0].task }));
+        assertEquals(foreign.code, RPC.UNKNOWN_TASK, "another session's task is invisible");
+        assertEquals(
+          (await rpcError(other.call("task.cancel", { task: list[0].task }))).code,
+          RPC.UNKNOWN_TASK,
+        );
+        other.close();
+        for (const m of ["task.suspend", "task.resume"]) {
+          const e = await rpcError(c.call(m, { task: list[0].task }));
+          assertEquals(e.code, RPC.TASK_CONTROL_UNAVAILABLE);
+          assertEquals(e.data, { task: list[0].task });
+          assertEquals((await rpcError(c.call(m, { task: "task:999999" }))).code, RPC.UNKNOWN_TASK);
+        }
+      },
+    );
+
+    await t.step(
+      "tasks: a queued task is cancelled without running; others are untouched",
+      async () => {
+        const a = await c.call<R>("exec", { src: "sleep 300ms\n1", async: true });
+        const b = await c.call<R>("exec", { src: "touch never.txt\n2", async: true });
+        const d = await c.call<R>("exec", { src: "3", async: true });
+        const cb = await c.call<R>("task.cancel", { task: b.task });
+        assertEquals(cb.state, "cancelled");
+        assertEquals((await c.call<R>("task.await", { task: a.task })).state, "completed");
+        const rd = await c.call<R>("task.await", { task: d.task });
+        assertEquals(rd.state, "completed");
+        assertEquals((await c.call<R>("task.get", { task: b.task })).state, "cancelled");
+        let exists = true;
+        try {
+          await Deno.stat(`${dir}/never.txt`);
+        } catch {
+          exists = false;
+        }
+        assertEquals(exists, false, "a cancelled queued task never runs");
+        // Cancelling a running task does not cancel the one queued behind it (D-24).
+        const x = await c.call<R>("exec", { src: "sleep 5s", async: true });
+        const y = await c.call<R>("exec", { src: "sleep 10ms\n9", async: true });
+        await waitFor(
+          async () => (await c.call<R>("task.get", { task: x.task })).state === "running",
+          5000,
+          "x running",
+        );
+        await c.call("task.cancel", { task: x.task });
+        assertEquals((await c.call<R>("task.await", { task: x.task })).state, "cancelled");
+        const ry = await c.call<R>("task.await", { task: y.task });
+        assertEquals(ry.state, "completed");
+        const vy = await c.call<R>("value.get", { ref: ry.result_ref });
+        assertEquals(vy.value, { $: "int", v: 9 });
+      },
+    );
+
+    await t.step(
+      "events: publish/read/subscribe/unsubscribe, user.* only, scoped per session",
+      async () => {
+        const bad = await rpcError(c.call("events.publish", { channel: "journal", payload: 1 }));
+        assertEquals(bad.code, RPC.INVALID_PARAMS);
+        assertEquals(bad.data, { channel: "journal" });
+        const got: KernelEvent[] = [];
+        await c.subscribe("user.build", (e) => got.push(e));
+        const p0 = await c.call<R>("events.publish", {
+          channel: "user.build",
+          payload: { phase: "a" },
+        });
+        await c.call("events.publish", { channel: "user.build", payload: { phase: "b" } });
+        await waitFor(() => got.length === 2, 5000, "two events");
+        assertEquals(got.map((e) => e.payload), [{ phase: "a" }, { phase: "b" }]);
+        assertEquals(got[0].seq, p0.seq);
+        const read = await c.call<{ events: KernelEvent[] }>("events.read", {
+          channel: "user.build",
+          since: p0.seq,
+        });
+        assertEquals(read.events.map((e) => e.payload), [{ phase: "b" }], "since is exclusive");
+        const lim = await c.call<{ events: KernelEvent[] }>("events.read", {
+          channel: "user.build",
+          limit: 1,
+        });
+        assertEquals(lim.events.map((e) => e.payload), [{ phase: "b" }], "limit keeps the newest");
+        await c.unsubscribe("user.build");
+        await c.call("events.publish", { channel: "user.build", payload: { phase: "c" } });
+        await new Promise((r) => setTimeout(r, 100));
+        assertEquals(got.length, 2, "no events after unsubscribe");
+        // Another session sees none of these, nor this session's transcript (D-21).
+        const other = await client(k.path, "other");
+        assertEquals(
+          (await other.call<{ events: unknown[] }>("events.read", { channel: "user.build" }))
+            .events,
+          [],
+        );
+        assertEquals(
+          (await other.call<{ events: unknown[] }>("events.read", {
+            channel: "session.transcript",
+          })).events,
+          [],
+        );
+        other.close();
+        assertEquals((await rpcError(c.call("events.read", {}))).code, RPC.INVALID_PARAMS);
+        assertEquals(
+          (await rpcError(c.call("events.read", { channel: "x", since: -1 }))).code,
+          RPC.INVALID_PARAMS,
+        );
+      },
+    );
+
+    await t.step("events: transcript and render events per successful exec", async () => {
+      const tr: KernelEvent[] = [];
+      const rd: KernelEvent[] = [];
+      await c.subscribe("session.transcript", (e) => tr.push(e));
+      await c.subscribe("render", (e) => rd.push(e));
+      const r = await c.call<R>("exec", { src: "[1, 2, 3]" });
+      await waitFor(() => tr.length === 1 && rd.length === 1, 5000, "transcript+render");
+      assertEquals(tr[0].payload, {
+        n: Number(String(r.ref).slice(4)),
+        ref: r.ref,
+        summary: { type: "list", n: 3 },
+      });
+      assertEquals(rd[0].payload, { ref: r.ref, render: r.render });
+      await rpcError(c.call("exec", { src: "1 / 0" }));
+      await new Promise((res) => setTimeout(res, 50));
+      assertEquals(tr.length, 1, "no transcript event on the error path");
+      await c.unsubscribe("session.transcript");
+      await c.unsubscribe("render");
+    });
+
+    await t.step("several requests in flight on one connection", async () => {
+      const slow = c.call<R>("exec", { src: "sleep 300ms\n1" });
+      const t0 = performance.now();
+      const fast = await c.call<R>("complete", { src: "ec" });
+      const v = await c.call<R>("value.get", { ref: "out:1" });
+      assert(Array.isArray(fast.candidates) && v.ref === "out:1");
+      assert(performance.now() - t0 < 250, "answers do not wait for the running exec");
+      assertEquals((await slow).value, { $: "int", v: 1 });
+    });
+
+    c.close();
+  });
+});
