@@ -72,7 +72,17 @@ function both(
   L: CE,
   R: CE,
   f: (a: Value, b: Value) => MaybePromise<Value>,
+  rightConst?: Expr,
 ): CE {
+  const k = rightConst === undefined ? undefined : constValue(rightConst);
+  if (k !== undefined) {
+    // `x < 2`, `n - 1`: a literal right operand needs no closure call.
+    return (sc) => {
+      const a = L(sc);
+      if (a instanceof Promise) return a.then((av) => f(av, k));
+      return f(a, k);
+    };
+  }
   return (sc) => {
     const a = L(sc);
     if (a instanceof Promise) return a.then((av) => then(R(sc), (bv) => f(av, bv)));
@@ -80,6 +90,16 @@ function both(
     if (b instanceof Promise) return b.then((bv) => f(a, bv));
     return f(a, b);
   };
+}
+
+/** The value of a literal node whose value is a JS primitive (int, str, bool), else undefined. */
+function constValue(e: Expr): Value | undefined {
+  if (e.kind === "Int") {
+    const v = mkInt(BigInt(e.value));
+    return typeof v === "number" ? v : undefined;
+  }
+  if (e.kind === "Str" || e.kind === "Bool") return e.value;
+  return undefined;
 }
 
 /** Run `f`, attaching `span` to a language error that has none. */
@@ -129,6 +149,7 @@ function compileBinary(ev: Evaluator, e: BinaryExpr): CE {
   const L = compileExpr(ev, e.left);
   const R = compileExpr(ev, e.right);
   const span = e.span;
+  const rk = e.right;
   switch (e.op) {
     case "+":
       return both(L, R, (a, b) => {
@@ -137,7 +158,7 @@ function compileBinary(ev: Evaluator, e: BinaryExpr): CE {
           if (Number.isSafeInteger(r)) return r;
         } else if (typeof a === "string" && typeof b === "string") return a + b;
         return arithAt("+", a, b, span);
-      });
+      }, rk);
     case "-":
       return both(L, R, (a, b) => {
         if (typeof a === "number" && typeof b === "number") {
@@ -145,7 +166,7 @@ function compileBinary(ev: Evaluator, e: BinaryExpr): CE {
           if (Number.isSafeInteger(r)) return r;
         }
         return arithAt("-", a, b, span);
-      });
+      }, rk);
     case "*":
       return both(L, R, (a, b) => {
         if (typeof a === "number" && typeof b === "number") {
@@ -153,31 +174,67 @@ function compileBinary(ev: Evaluator, e: BinaryExpr): CE {
           if (Number.isSafeInteger(r)) return r + 0;
         }
         return arithAt("*", a, b, span);
-      });
+      }, rk);
     case "/":
       return both(L, R, (a, b) => {
         if (typeof a === "number" && typeof b === "number" && b !== 0 && (a | 0) === a) {
           return Math.trunc(a / b) + 0;
         }
         return arithAt("/", a, b, span);
-      });
+      }, rk);
     case "%":
       return both(L, R, (a, b) => {
         if (typeof a === "number" && typeof b === "number" && b !== 0) return (a % b) + 0;
         return arithAt("%", a, b, span);
-      });
+      }, rk);
     case "==":
-      return both(L, R, (a, b) => at(span, () => eq(a, b)));
+      return both(
+        L,
+        R,
+        (
+          a,
+          b,
+        ) => (typeof a === "number" && typeof b === "number" ? a === b : at(span, () => eq(a, b))),
+        rk,
+      );
     case "!=":
-      return both(L, R, (a, b) => at(span, () => !eq(a, b)));
+      return both(
+        L,
+        R,
+        (
+          a,
+          b,
+        ) => (typeof a === "number" && typeof b === "number" ? a !== b : at(span, () => !eq(a, b))),
+        rk,
+      );
     case "<":
-      return both(L, R, (a, b) => cmp(a, b, span) < 0);
+      return both(
+        L,
+        R,
+        (a, b) => (typeof a === "number" && typeof b === "number" ? a < b : cmp(a, b, span) < 0),
+        rk,
+      );
     case "<=":
-      return both(L, R, (a, b) => cmp(a, b, span) <= 0);
+      return both(
+        L,
+        R,
+        (a, b) => (typeof a === "number" && typeof b === "number" ? a <= b : cmp(a, b, span) <= 0),
+        rk,
+      );
     case ">":
-      return both(L, R, (a, b) => cmp(a, b, span) > 0);
+      return both(
+        L,
+        R,
+        (a, b) => (typeof a === "number" && typeof b === "number" ? a > b : cmp(a, b, span) > 0),
+        rk,
+      );
     case ">=":
-      return both(L, R, (a, b) => cmp(a, b, span) >= 0);
+      return both(
+        L,
+        R,
+        (a, b) => (typeof a === "number" && typeof b === "number" ? a >= b : cmp(a, b, span) >= 0),
+        rk,
+      );
     case "in":
       return both(L, R, (a, b) => at(span, () => membership(a, b)));
     case "??":
