@@ -54,6 +54,10 @@ export interface EvalHooks {
   useModule?: (ev: Evaluator, target: string, sc: Scope, span: Span) => MaybePromise<void>;
   runScript?: (ev: Evaluator, cmd: CmdExpr, sc: Scope) => MaybePromise<Value>;
   resolveCasRef?: (ev: Evaluator, ref: string, span: Span | null) => MaybePromise<Value>;
+  /** Publish a host event on the language channel bus (channels module). */
+  injectUserEvent?: (ev: Evaluator, channel: string, payload: Value) => void;
+  /** Close the language channel bus (channels module). */
+  closeChannels?: (ev: Evaluator) => void;
 }
 
 const HOOKS: EvalHooks = {};
@@ -83,6 +87,8 @@ export interface TaskState {
   done: boolean;
   value: Value;
   error: ShoalError | null;
+  /** Stops the task's work when set (`task.cancel()`; e.g. an `on(channel)` subscription). */
+  cancel?: () => void;
 }
 
 let nextTaskId = 1;
@@ -106,6 +112,11 @@ export class Evaluator implements Interp {
   readonly reefOverrides: RecordV[] = [];
   /** Pending exit code set by `exit`/`quit`. */
   pendingExit: number | null = null;
+  /**
+   * Kernel bridge (language → host): called for every language emit on a `user.*` channel.
+   * Events the host injects with `injectUserEvent` never come back through it (no echo).
+   */
+  onUserEmit: ((channel: string, payload: Value) => void) | null = null;
   repl: boolean;
   private cwdPath: string;
   private readonly envMap: Map<string, string>;
@@ -203,6 +214,19 @@ export class Evaluator implements Interp {
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
     };
+  }
+
+  /**
+   * Kernel bridge (host → language): publish `payload` on the session's channel `channel`
+   * (subscribers, `events()`, `take()` and `latest()` see it) without calling `onUserEmit`.
+   */
+  injectUserEvent(channel: string, payload: Value): void {
+    this.hooks.injectUserEvent?.(this, channel, payload);
+  }
+
+  /** Close the channel bus: live `events()` streams end, waiting `take()`s fail. */
+  closeChannels(): void {
+    this.hooks.closeChannels?.(this);
   }
 
   /** Call a callable value (closure, alias). */

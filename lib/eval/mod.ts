@@ -19,6 +19,9 @@ import { parse } from "../syntax/mod.ts";
 import type { Value } from "../value/types.ts";
 import type { MaybePromise } from "./maybe.ts";
 import { Evaluator as Core, type EvaluatorOptions } from "./evaluator.ts";
+// Streams and channels plug into the dispatcher and hooks (language §16).
+import "./streams/mod.ts";
+import "./channels/mod.ts";
 // Command builtins and path methods (registered once the evaluator module is initialised:
 // scripts.ts installs evaluator hooks).
 import "./builtins/fs.ts";

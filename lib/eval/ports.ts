@@ -20,8 +20,12 @@ export interface ClockPort {
   nowNs(): bigint;
   /** The IANA name of the local time zone (`now`/`today` are viewed in it). */
   zone(): string;
-  /** Sleep `ms` milliseconds. */
-  sleep(ms: number): Promise<void>;
+  /**
+   * Sleep `ms` milliseconds. When `signal` aborts first the sleep resolves early and its timer
+   * is released (stream stages race timers and must not keep the process alive; optional for
+   * test clocks). (Added by the streams engineer.)
+   */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
 /**
@@ -55,7 +59,15 @@ function localZone(): string {
 export const systemClock: ClockPort = {
   nowNs: () => BigInt(Date.now()) * 1_000_000n,
   zone: localZone,
-  sleep: (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms))),
+  sleep: (ms, signal) =>
+    new Promise((r) => {
+      if (signal?.aborted) return r();
+      const id = setTimeout(r, Math.max(0, ms));
+      signal?.addEventListener("abort", () => {
+        clearTimeout(id);
+        r();
+      }, { once: true });
+    }),
 };
 
 /** The real process layer. */
