@@ -324,6 +324,12 @@ export async function spawnOutcome(
   let r;
   try {
     const env = spawnEnv(ev, cmd);
+    if (
+      ev.hooks.resolveProgram !== undefined && typeof argv[0] === "string" && !head.includes("/")
+    ) {
+      const program = await ev.hooks.resolveProgram(ev, head, env, span);
+      if (program !== null) argv = [program, ...argv.slice(1)];
+    }
     r = await ev.withCancelSignal((signal) =>
       ev.ports.process.capture({
         argv,

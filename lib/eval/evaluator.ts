@@ -58,6 +58,18 @@ export interface EvalHooks {
   injectUserEvent?: (ev: Evaluator, channel: string, payload: Value) => void;
   /** Close the language channel bus (channels module). */
   closeChannels?: (ev: Evaluator) => void;
+  /**
+   * Tool resolution for an external head without a `/` (Reef, §18): the program to start
+   * instead of a PATH lookup, or null for ambient PATH behaviour. May raise the reef errors
+   * (`reef_unlocked`, `reef_drift`, …). `env` is this spawn's environment (editable: a
+   * resolver may prepend to PATH).
+   */
+  resolveProgram?: (
+    ev: Evaluator,
+    head: string,
+    env: Record<string, string>,
+    span: Span,
+  ) => MaybePromise<string | null>;
 }
 
 const HOOKS: EvalHooks = {};
