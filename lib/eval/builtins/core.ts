@@ -9,6 +9,7 @@ import {
   DurationV,
   GlobV,
   isInt,
+  ListV,
   PathV,
   RecordV,
   TableV,
@@ -203,4 +204,43 @@ registerMethods("task", {
   is_done: (_ip, recv) => taskState(recv).done,
   cancel: () => null,
   is_suspended: () => false,
+});
+
+/**
+ * `parallel(thunks…, settle: bool)`: call every thunk, letting waiting ones overlap; the list
+ * of results in order. An error fails the whole call unless `settle: true`, which puts the
+ * error values in place instead.
+ */
+registerCallForm("parallel", (ev: Evaluator, a) => {
+  const settle = a.named.get("settle") ?? false;
+  if (typeof settle !== "boolean") {
+    throw fail(
+      "type_error",
+      `parallel settle: expects bool, found ${typeName(settle)}`,
+      null,
+      a.span,
+    );
+  }
+  for (const k of a.named.keys()) {
+    if (k !== "settle") throw fail("arg_error", `unknown argument \`${k}\``, null, a.span);
+  }
+  const results: MaybePromise<Value>[] = a.pos.map((thunk) => {
+    try {
+      const r = ev.callValue(thunk, []);
+      if (settle && r instanceof Promise) {
+        return r.catch((e) => {
+          if (e instanceof ShoalError) return e.err;
+          throw e;
+        });
+      }
+      return r;
+    } catch (e) {
+      if (settle && e instanceof ShoalError) return e.err;
+      throw e;
+    }
+  });
+  if (results.some((r) => r instanceof Promise)) {
+    return Promise.all(results).then((vs) => new ListV(vs));
+  }
+  return new ListV(results as Value[]);
 });
