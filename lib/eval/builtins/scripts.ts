@@ -47,6 +47,9 @@ const RUNNERS: Record<string, string[]> = {
   rs: ["rust-script"],
 };
 
+/** The names a `.shl` script starts with. */
+const SCRIPT_NAMES = { values: ["args", "script"], commands: [] };
+
 /** Nested script/module evaluations allowed before `recursion_limit` (a script running itself). */
 const MAX_NESTING = 64;
 
@@ -153,7 +156,8 @@ export function runShl(
   args: Value[],
   span: Span | null,
 ): MaybePromise<Value> {
-  const program = parseFile(readSource(path, "run", span), path, span);
+  // `args` and `script` are value bindings of the child, also for the parser.
+  const program = parseFile(readSource(path, "run", span), path, span, SCRIPT_NAMES);
   return nested(ev, span, () => {
     const child = childEvaluator(ev);
     child.root.declare("args", new ListV(args));

@@ -23,9 +23,17 @@ export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T
   }
 }
 
-/** A session rooted at `cwd` with a copy of the process environment. */
+/** Diagnostics (glob lints…) the sessions below wrote, newest last. */
+export const lints: string[] = [];
+
+/** A session rooted at `cwd` with a copy of the process environment; stderr → `lints`. */
 export function session(cwd: string, opts: EvaluatorOptions = {}): Evaluator {
-  return new Evaluator({ cwd, env: Deno.env.toObject(), ...opts });
+  return new Evaluator({
+    cwd,
+    env: Deno.env.toObject(),
+    ...opts,
+    ports: { stderr: (t) => lints.push(t), ...opts.ports },
+  });
 }
 
 /** Evaluate `src` to its value. */
