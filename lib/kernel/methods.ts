@@ -121,6 +121,11 @@ function validChannel(p: P, method: string): string {
 /** Build the method table. */
 export function kernelMethods(k: KernelServices): Methods<Attachment> {
   const m: Methods<Attachment> = new Map();
+  const liveSubs = new Set<Subscription>();
+  const unsubscribe = (scope: string, channel: string, sub: Subscription) => {
+    liveSubs.delete(sub);
+    k.bus.unsubscribe(scope, channel, sub);
+  };
   const add = (name: string, handler: Method<Attachment>["handler"], requiresAttach = true) =>
     m.set(name, { handler, requiresAttach });
 
@@ -318,18 +323,19 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
       SUBS.set(conn, mine);
       subs = mine;
       conn.cleanups.add(() => {
-        for (const [ch, s] of mine) k.bus.unsubscribe(s.scope, ch, s.sub);
+        for (const [ch, s] of mine) unsubscribe(s.scope, ch, s.sub);
         mine.clear();
       });
     }
     const old = subs.get(channel);
-    if (old) k.bus.unsubscribe(old.scope, channel, old.sub);
+    if (old) unsubscribe(old.scope, channel, old.sub);
     const sub = k.bus.subscribe(
       scope,
       channel,
       since,
       (e) => conn.writer.send({ jsonrpc: "2.0", method: "event", params: e }),
     );
+    liveSubs.add(sub);
     subs.set(channel, { scope, sub });
     return { channel, subscribed: true };
   });
@@ -338,14 +344,14 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
     const channel = validChannel(p, "events.unsubscribe");
     const s = SUBS.get(conn)?.get(channel);
     if (s) {
-      k.bus.unsubscribe(s.scope, channel, s.sub);
+      unsubscribe(s.scope, channel, s.sub);
       SUBS.get(conn)!.delete(channel);
     }
     return { channel, subscribed: false, was_subscribed: s !== undefined };
   });
 
   // Diagnostics for tests and operators: live counters only, no session data.
-  add("kernel.stats", () => k.stats());
+  add("kernel.stats", () => ({ ...k.stats(), subscriptions: liveSubs.size }));
 
   return m;
 }
