@@ -31,6 +31,8 @@ export type Subcommand = (args: string[]) => Promise<number>;
  */
 export const SUBCOMMANDS: Map<string, Subcommand> = new Map();
 
+SUBCOMMANDS.set("kernel", async (args) => (await import("./lib/kernel/cli.ts")).kernelMain(args));
+
 const enc = new TextEncoder();
 
 function write(fd: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {

@@ -19,7 +19,8 @@ import { fail } from "../value/errors.ts";
 import { displayTop, renderBlock } from "../value/render.ts";
 import { elide, elisionCount, HARD_CAP, resolveBudget, uriWithPath } from "../value/elide.ts";
 import { parsePath, SelectError, selectPath, sliceValue } from "../value/select.ts";
-import { utf8Length } from "../value/wire.ts";
+import { decodeWire, utf8Length } from "../value/wire.ts";
+import { jsonToValue } from "../value/json.ts";
 import { boundText } from "../client/bound_text.ts";
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { CaptureOptions } from "../exec/mod.ts";
@@ -111,6 +112,11 @@ function init(m: InitMsg): void {
       },
     },
   });
+  // Language `channel("user.x").emit(v)` → the kernel bus, as a bounded tagged wire payload.
+  ev.onUserEmit = (channel, payload) => {
+    const wire = elide(payload, `shoal://events/${channel}`, resolveBudget(null), outcomeOut);
+    post({ t: "emit", channel, payload: wire });
+  };
   lastCwd = ev.cwd();
   post({ t: "ready", facts: facts() });
 }
@@ -252,6 +258,17 @@ async function evaluate(m: ExecMsg): Promise<DoneMsg> {
   };
 }
 
+/** A published payload as a language value: tagged wire JSON decodes, plain JSON maps. */
+function payloadValue(p: unknown): Value {
+  if (
+    p !== null && typeof p === "object" && !Array.isArray(p) &&
+    typeof (p as { $?: unknown }).$ === "string"
+  ) {
+    return decodeWire(p);
+  }
+  return jsonToValue(p);
+}
+
 // ---- requests ----------------------------------------------------------------------------
 
 function parseRef(ref: string): number | null {
@@ -375,8 +392,7 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
     case "req":
       return answer(m);
     case "inject":
-      // The language has no channel bus yet (language §16 lands with streams/channels);
-      // published events stay on the kernel bus until it does.
-      return;
+      // `events.publish` → the language bus; injected events never come back (no echo).
+      return ev.injectUserEvent(m.channel, payloadValue(m.payload));
   }
 };

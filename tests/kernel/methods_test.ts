@@ -438,3 +438,46 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
     c.close();
   });
 });
+
+Deno.test("user.* bridge: language emit ↔ kernel bus, both ways, without echo", opts, async () => {
+  await withKernel(async (k) => {
+    const c = await client(k.path, "bridge");
+    const got: KernelEvent[] = [];
+    await c.subscribe("user.lang", (e) => got.push(e));
+    await c.call("exec", { src: 'channel("user.lang").emit({phase: "done", n: 2})' });
+    await waitFor(() => got.length === 1, 5000, "bridged event");
+    assertEquals(got[0].payload, {
+      $: "record",
+      v: { n: { $: "int", v: 2 }, phase: { $: "str", v: "done" } },
+    });
+    // A non-user channel stays inside the language.
+    await c.call("exec", { src: 'channel("private").emit(1)' });
+    assertEquals(
+      (await c.call<{ events: unknown[] }>("events.read", { channel: "private" })).events,
+      [],
+    );
+    // events.publish reaches the language bus, and is not echoed back to the kernel bus.
+    await c.call("events.publish", { channel: "user.in", payload: { phase: "go" } });
+    await c.call("events.publish", { channel: "user.in", payload: { $: "int", v: 7 } });
+    const latest = await c.call<R>("exec", { src: 'channel("user.in").latest()' });
+    assertEquals(latest.value, { $: "int", v: 7 });
+    const first = await c.call<R>("exec", {
+      src: 'channel("user.in").events(since: -1).take(1).collect()',
+    });
+    assertEquals(first.value, {
+      $: "list",
+      v: [{
+        $: "record",
+        v: {
+          channel: { $: "str", v: "user.in" },
+          payload: { $: "record", v: { phase: { $: "str", v: "go" } } },
+          seq: { $: "int", v: 0 },
+          ts: (((first.value as R).v as R[])[0] as R & { v: R }).v.ts,
+        },
+      }],
+    });
+    const onBus = await c.call<{ events: unknown[] }>("events.read", { channel: "user.in" });
+    assertEquals(onBus.events.length, 2, "no echo of injected events");
+    c.close();
+  });
+});
