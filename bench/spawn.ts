@@ -16,6 +16,7 @@
 
 import { join } from "node:path";
 import { spawnCapture, tempFileSpill } from "../lib/exec/mod.ts";
+import { Evaluator } from "../lib/eval/mod.ts";
 
 const MB = 1_000_000;
 const MiB = 1024 * 1024;
@@ -127,12 +128,48 @@ export async function benchTrue(runs: number): Promise<BenchRow[]> {
 }
 
 /**
- * `^true` through the evaluator vs a bare Deno.Command spawn — for the language team to
- * fill in once lib/eval runs external commands. It must return measured rows (baseline
- * first) from this same run, or null while there is nothing real to measure.
+ * `^true` through the evaluator (parse once, then evaluate the program: dispatch, PATH lookup,
+ * spawn, outcome) vs a bare Deno.Command spawn, interleaved, with spawnCapture alone in between
+ * so the evaluator's own share is visible. The evaluator is measured with and without a host
+ * cancel flag (a kernel session always has one).
  */
-export function benchEvaluatorTrue(_runs: number): Promise<BenchRow[] | null> {
-  return Promise.resolve(null);
+export async function benchEvaluatorTrue(runs: number): Promise<BenchRow[] | null> {
+  const plain = new Evaluator({ cwd: "/", env: ENV });
+  const cancel = new Int32Array(new SharedArrayBuffer(4));
+  const withFlag = new Evaluator({ cwd: "/", env: ENV, cancel });
+  const p1 = plain.parse("^true");
+  const p2 = withFlag.parse("^true");
+  // Warm all paths.
+  for (let i = 0; i < 5; i++) {
+    await new Deno.Command("true").output();
+    await plain.evalProgram(p1);
+    await withFlag.evalProgram(p2);
+  }
+  const bare: number[] = [];
+  const layer: number[] = [];
+  const ev1: number[] = [];
+  const ev2: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    let t0 = performance.now();
+    await new Deno.Command("true").output();
+    bare.push(performance.now() - t0);
+    t0 = performance.now();
+    await spawnCapture({ argv: ["true"], cwd: "/", env: ENV });
+    layer.push(performance.now() - t0);
+    t0 = performance.now();
+    await plain.evalProgram(p1);
+    ev1.push(performance.now() - t0);
+    t0 = performance.now();
+    await withFlag.evalProgram(p2);
+    ev2.push(performance.now() - t0);
+  }
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+  return [
+    { name: 'new Deno.Command("true").output() (baseline)', medianMs: median(bare) },
+    { name: 'spawnCapture(["true"]) (the process layer alone)', medianMs: median(layer) },
+    { name: "^true through the evaluator", medianMs: median(ev1) },
+    { name: "^true through the evaluator (cancel flag)", medianMs: median(ev2) },
+  ];
 }
 
 function print(title: string, rows: BenchRow[]): void {
