@@ -101,6 +101,10 @@ export interface TaskState {
   error: ShoalError | null;
   /** Stops the task's work when set (`task.cancel()`; e.g. an `on(channel)` subscription). */
   cancel?: () => void;
+  /** Pauses (true) or resumes (false) the task's work, for tasks that can (`on` handlers). */
+  pause?: (paused: boolean) => void;
+  /** Set by `task.suspend()`, cleared by `task.resume()`. */
+  suspended?: boolean;
 }
 
 let nextTaskId = 1;

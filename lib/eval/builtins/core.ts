@@ -182,7 +182,7 @@ registerBuiltin("jobs", {
           ["desc", t.desc],
           ["state", s.done ? (s.error ? "failed" : "done") : "running"],
           ["done", s.done],
-          ["suspended", false],
+          ["suspended", s.suspended === true],
         ]),
       );
     })),
@@ -198,12 +198,41 @@ const awaitTask = (_ip: unknown, recv: Value, args: MethodArgs): MaybePromise<Va
   return s.promise;
 };
 
+/** `suspend()` / `resume()`: tasks that can pause say so with `TaskState.pause`. */
+function suspendTask(name: "suspend" | "resume") {
+  return (_ip: unknown, recv: Value, args: MethodArgs): Value => {
+    if (args.pos.length) throw fail("arg_error", `.${name} takes no arguments`, null, args.span);
+    const s = taskState(recv);
+    const t = recv as TaskV;
+    if (s.pause === undefined) {
+      throw fail(
+        "arg_error",
+        `task ${t.id} (${t.desc}) cannot be ${name === "suspend" ? "suspended" : "resumed"}`,
+        "only channel handler tasks (on(channel, f)) support suspend/resume",
+        args.span,
+      );
+    }
+    if (!s.done) {
+      s.suspended = name === "suspend";
+      s.pause(s.suspended);
+    }
+    return recv;
+  };
+}
+
 registerMethods("task", {
   await: awaitTask,
   wait: awaitTask,
   is_done: (_ip, recv) => taskState(recv).done,
-  cancel: () => null,
-  is_suspended: () => false,
+  // Stops the task's work where it supports that (`TaskState.cancel`); always null.
+  cancel: (_ip, recv, args) => {
+    if (args.pos.length) throw fail("arg_error", ".cancel takes no arguments", null, args.span);
+    taskState(recv).cancel?.();
+    return null;
+  },
+  suspend: suspendTask("suspend"),
+  resume: suspendTask("resume"),
+  is_suspended: (_ip, recv) => taskState(recv).suspended === true,
 });
 
 /**

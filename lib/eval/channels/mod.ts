@@ -15,7 +15,7 @@ import { fail } from "../../value/errors.ts";
 import { DurationV, isInt, RecordV, typeName, type Value } from "../../value/types.ts";
 import { formatDuration } from "../../value/render.ts";
 import type { Interp, MethodArgs } from "../method_types.ts";
-import { then } from "../maybe.ts";
+import { type MaybePromise, then } from "../maybe.ts";
 import { type Evaluator, installHooks, type TaskState } from "../evaluator.ts";
 import { registerCallForm } from "../builtins/registry.ts";
 import { arity, checkNamed, isCallable } from "../methods/args.ts";
@@ -177,10 +177,31 @@ registerCallForm("on", (ev, a) => {
     );
   }
   const src = busOf(ev).subscribe(name, null);
-  const task = ev.spawnTask(
-    `on(${name})`,
-    () => then(drain(ev, src, (x) => then(ev.callValue(handler, [x]), () => true)), () => null),
-  );
-  (task.impl as TaskState).cancel = () => src.close();
+  // suspend() closes the gate: the handler waits (events keep queueing, bounded, with
+  // `{dropped: n}` markers) until resume() opens it again.
+  let gate: { wait: Promise<void>; open: () => void } | null = null;
+  let cancelled = false;
+  const handle = (x: Value): MaybePromise<boolean> => {
+    if (cancelled) return false;
+    if (gate !== null) return gate.wait.then(() => handle(x));
+    return then(ev.callValue(handler, [x]), () => true);
+  };
+  const task = ev.spawnTask(`on(${name})`, () => then(drain(ev, src, handle), () => null));
+  const state = task.impl as TaskState;
+  state.cancel = () => {
+    cancelled = true;
+    src.close();
+    gate?.open();
+  };
+  state.pause = (paused) => {
+    if (paused && gate === null) {
+      let open!: () => void;
+      const wait = new Promise<void>((r) => (open = r));
+      gate = { wait, open };
+    } else if (!paused && gate !== null) {
+      gate.open();
+      gate = null;
+    }
+  };
   return task;
 });

@@ -271,12 +271,12 @@ function tee(ip: Interp, recv: Value, args: MethodArgs): MaybePromise<Value> {
 
 /** The stream method table. */
 export const STREAM_METHODS: MethodTable = {
-  map: lazy("map", 1, 1, (ip, src, _s, a) => new MapStage(ip, src, a.pos[0]), () => ({
+  map: lazy("map", 0, 1, (ip, src, _s, a) => new MapStage(ip, src, a.pos[0]), () => ({
     label: "value",
   }), fnCheck("map")),
   where: lazy(
     "where",
-    1,
+    0,
     1,
     (ip, src, _s, a) => new WhereStage(ip, src, a.pos[0]),
     undefined,
@@ -284,7 +284,7 @@ export const STREAM_METHODS: MethodTable = {
   ),
   filter: lazy(
     "filter",
-    1,
+    0,
     1,
     (ip, src, _s, a) => new WhereStage(ip, src, a.pos[0]),
     undefined,
@@ -300,7 +300,7 @@ export const STREAM_METHODS: MethodTable = {
   ),
   flat_map: lazy(
     "flat_map",
-    1,
+    0,
     1,
     (ip, src, s, a) => new FlatMapStage(ip, src, a.pos[0], s.bounded, a.span),
     () => ({ label: "value" }),
