@@ -32,6 +32,7 @@ export type Subcommand = (args: string[]) => Promise<number>;
 export const SUBCOMMANDS: Map<string, Subcommand> = new Map();
 
 SUBCOMMANDS.set("kernel", async (args) => (await import("./lib/kernel/cli.ts")).kernelMain(args));
+SUBCOMMANDS.set("mcp", async (args) => (await import("./lib/mcp/mod.ts")).mcpMain(args));
 
 const enc = new TextEncoder();
 

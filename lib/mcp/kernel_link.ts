@@ -1,0 +1,133 @@
+/**
+ * The facade's link to the kernel: one attached request connection (many calls in flight at
+ * once), reconnected — and the kernel autostarted again — on the next call after it drops; a
+ * second attached connection for event subscriptions (it resumes its channels from their
+ * cursors after a reconnect); and a probe of which optional kernel methods exist.
+ */
+
+import {
+  type AttachParams,
+  type AttachResult,
+  ConnectionClosed,
+  KernelClient,
+  RPC,
+  RpcError,
+} from "../client/mod.ts";
+import { ensureKernel } from "./autostart.ts";
+import type { McpConfig } from "./config.ts";
+
+/** The kernel could not be reached (answered as JSON-RPC -32603, D-26). */
+export class TransportError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "TransportError";
+  }
+}
+
+/** Kernel methods some tools depend on that a kernel may not implement yet. */
+export const OPTIONAL_METHODS = ["plan.list", "plan.apply", "cap.request", "pty.list"] as const;
+
+/** A link to the kernel. */
+export class KernelLink {
+  #client: KernelClient | null = null;
+  #connecting: Promise<KernelClient> | null = null;
+  #events: Promise<KernelClient> | null = null;
+  #closed = false;
+  /** Methods the kernel answered with -32601 at probe time. */
+  readonly missing = new Set<string>();
+  /** The pid of a kernel this facade started (null when it found one running). */
+  startedPid: number | null = null;
+
+  constructor(readonly cfg: McpConfig, readonly log: (msg: string) => void) {}
+
+  /** The attach params: same session/token on every connection. */
+  get attachParams(): AttachParams {
+    return {
+      session: this.cfg.session,
+      ...(this.cfg.token ? { token: this.cfg.token } : {}),
+      client: { kind: "mcp", tty: false },
+    };
+  }
+
+  /** The attach result of the request connection (after `client()`). */
+  get attached(): AttachResult | null {
+    return this.#client?.attached ?? null;
+  }
+
+  async #connect(reconnect: boolean): Promise<KernelClient> {
+    const r = await ensureKernel(this.cfg.socket, { autostart: this.cfg.autostart, log: this.log });
+    if (r.started) this.startedPid = r.pid ?? null;
+    return await KernelClient.connect({
+      socket: this.cfg.socket,
+      attach: this.attachParams,
+      reconnect,
+      onError: (e) => this.log(`kernel connection: ${(e as Error)?.message ?? e}`),
+    });
+  }
+
+  /** The attached request connection, (re)connecting when needed. */
+  client(): Promise<KernelClient> {
+    if (this.#closed) return Promise.reject(new TransportError("shoal-mcp is shutting down"));
+    const c = this.#client;
+    if (c && c.connected) return Promise.resolve(c);
+    this.#connecting ??= this.#connect(false).then((k) => {
+      this.#client?.close();
+      this.#client = k;
+      return k;
+    }).finally(() => (this.#connecting = null));
+    return this.#connecting;
+  }
+
+  /** Call a kernel method. Throws RpcError (a kernel answer) or TransportError. */
+  async call<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+    let k: KernelClient;
+    try {
+      k = await this.client();
+    } catch (e) {
+      if (e instanceof RpcError || e instanceof TransportError) throw e;
+      throw new TransportError(`cannot reach the kernel: ${(e as Error).message}`);
+    }
+    try {
+      return await k.call<T>(method, params);
+    } catch (e) {
+      if (e instanceof ConnectionClosed) {
+        throw new TransportError(
+          `kernel connection lost during ${method}; the next call reconnects (a running exec ` +
+            `keeps running in the kernel: list tasks with resources/read shoal://jobs)`,
+        );
+      }
+      throw e;
+    }
+  }
+
+  /** The events connection (opened on first use; it resumes its subscriptions by itself). */
+  events(): Promise<KernelClient> {
+    if (this.#closed) return Promise.reject(new TransportError("shoal-mcp is shutting down"));
+    this.#events ??= this.#connect(true).catch((e) => {
+      this.#events = null;
+      throw new TransportError(`cannot open the kernel event connection: ${(e as Error).message}`);
+    });
+    return this.#events;
+  }
+
+  /** Probe the optional methods (harmless calls with no params; only -32601 means absent). */
+  async probe(): Promise<void> {
+    await Promise.all(OPTIONAL_METHODS.map(async (m) => {
+      try {
+        await this.call(m, {});
+        this.missing.delete(m);
+      } catch (e) {
+        if (e instanceof RpcError && e.code === RPC.METHOD_NOT_FOUND) this.missing.add(m);
+        else this.missing.delete(m);
+      }
+    }));
+  }
+
+  /** Close both connections. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#client?.close();
+    const ev = this.#events;
+    if (ev) (await ev.catch(() => null))?.close();
+  }
+}

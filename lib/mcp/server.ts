@@ -1,0 +1,240 @@
+/**
+ * The `shoal-mcp` process: attach to the kernel (starting one if needed) before reading stdin,
+ * then serve MCP over stdio in both protocol eras — the 2025 `initialize` handshake and the
+ * 2026-07-28 era (`server/discover`, per-request `_meta`, `subscriptions/listen`) — from one
+ * server factory. Requests are handled concurrently (a slow tool call blocks nothing else).
+ * stdout carries protocol frames only; logs go to stderr. The process exits when stdin closes.
+ */
+
+import process from "node:process";
+import {
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  ProtocolError,
+  Server,
+  type Transport,
+} from "@modelcontextprotocol/server";
+import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import denoJson from "../../deno.json" with { type: "json" };
+import { type KernelEvent, RpcError } from "../client/mod.ts";
+import { MCP_USAGE, type McpConfig, parseMcpArgs, UsageError } from "./config.ts";
+import { KernelLink, TransportError } from "./kernel_link.ts";
+import { listResources, readResource, TEMPLATES } from "./resources.ts";
+import { LEGACY_HOLDER, Subscriptions } from "./subscriptions.ts";
+import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools.ts";
+import { BadUri } from "./uri.ts";
+
+/** Server identity. */
+export const SERVER_INFO = { name: "shoal-mcp", version: denoJson.version };
+
+const INSTRUCTIONS =
+  "Shoal is a structured shell. Run code with shoal_exec (values, not text: outcomes have " +
+  ".ok/.status/.out). Large values come back elided with a URI: drill in with shoal_get " +
+  "{ref, path, slice} or resources/read shoal://out/N?path=…. Work longer than the wait budget " +
+  "returns a task handle: shoal_wait {task}, read shoal://task/N/out, or subscribe to " +
+  "shoal://task/N; shoal_cancel stops it.";
+
+function log(msg: string): void {
+  console.error(`shoal-mcp: ${msg}`);
+}
+
+type Obj = Record<string, unknown>;
+
+/** Map a failure to the JSON-RPC error the client sees. */
+function protocolError(e: unknown): ProtocolError {
+  if (e instanceof ProtocolError) return e;
+  if (e instanceof BadUri) return new ProtocolError(-32602, e.message, null);
+  if (e instanceof RpcError) return new ProtocolError(e.code, `kernel error: ${e.message}`, e.data);
+  if (e instanceof TransportError) return new ProtocolError(-32603, e.message, null);
+  log(`internal error: ${(e as Error)?.stack ?? e}`);
+  return new ProtocolError(-32603, `internal error: ${(e as Error)?.message ?? e}`, null);
+}
+
+/**
+ * A stdio transport that sees each inbound message first: a 2026-era `subscriptions/listen`
+ * opens kernel subscriptions for its URIs before it reaches the SDK (so the acknowledgement
+ * follows a live subscription), and a `notifications/cancelled` of a listen releases them.
+ * Order is preserved: every message passes through one chain.
+ */
+class ListenObserver implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  #tail: Promise<void> = Promise.resolve();
+  #listens = new Set<string>();
+
+  constructor(readonly inner: StdioServerTransport, readonly subs: Subscriptions) {}
+
+  start(): Promise<void> {
+    this.inner.onclose = () => this.onclose?.();
+    this.inner.onerror = (e) => this.onerror?.(e);
+    this.inner.onmessage = (m: JSONRPCMessage, extra?: unknown) => {
+      this.#tail = this.#tail.then(() => this.#observe(m)).catch((e) => log(String(e)))
+        .then(() => this.onmessage?.(m, extra as MessageExtraInfo | undefined));
+    };
+    return this.inner.start();
+  }
+
+  async #observe(m: JSONRPCMessage): Promise<void> {
+    const msg = m as Obj;
+    const params = (msg.params ?? {}) as Obj;
+    if (msg.method === "subscriptions/listen" && "id" in msg) {
+      const holder = `listen:${JSON.stringify(msg.id)}`;
+      const uris = ((params.notifications ?? {}) as Obj).resourceSubscriptions;
+      if (!Array.isArray(uris)) return;
+      this.#listens.add(holder);
+      await Promise.all(
+        uris.filter((u): u is string => typeof u === "string").map((u) =>
+          this.subs.add(u, holder).catch((e) => log(`listen ${u}: ${(e as Error).message}`))
+        ),
+      );
+    } else if (msg.method === "notifications/cancelled") {
+      const holder = `listen:${JSON.stringify(params.requestId)}`;
+      if (this.#listens.delete(holder)) await this.subs.removeHolder(holder);
+    }
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    return this.inner.send(message);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/** Build one MCP server instance (the factory is called once per connection era). */
+function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Server {
+  const server = new Server(SERVER_INFO, {
+    capabilities: {
+      tools: { listChanged: false },
+      resources: { subscribe: true, listChanged: false },
+    },
+    instructions: INSTRUCTIONS,
+  });
+  let listing: Obj[] | null = null;
+
+  server.setRequestHandler("tools/list", () => {
+    listing ??= TOOLS.filter((t) => !t.needs || !link.missing.has(t.needs)).map(toolListing);
+    return { tools: listing } as never;
+  });
+
+  server.setRequestHandler("tools/call", async (req, ctx) => {
+    const name = req.params.name;
+    const tool = TOOLS_BY_NAME.get(name);
+    if (!tool) {
+      throw new ProtocolError(-32602, `unknown tool ${JSON.stringify(name)}`, { tool: name });
+    }
+    const raw = req.params.arguments;
+    if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
+      throw new ProtocolError(-32602, `arguments of ${name} must be an object`, { tool: name });
+    }
+    const v = validateArgs(tool, raw);
+    if (!v.ok) throw new ProtocolError(-32602, v.message, { tool: name, issues: v.issues });
+    const token = ctx.mcpReq._meta?.progressToken;
+    const tc: ToolContext = {
+      link,
+      budgetMs: cfg.budgetMs,
+      signal: ctx.mcpReq.signal,
+      progress: token === undefined ? undefined : (elapsedMs, message) =>
+        ctx.mcpReq.notify({
+          method: "notifications/progress",
+          params: { progressToken: token, progress: elapsedMs / 1000, message },
+        }),
+    };
+    try {
+      return await tool.run(v.args, tc) as never;
+    } catch (e) {
+      throw protocolError(e);
+    }
+  });
+
+  server.setRequestHandler("resources/list", async () => {
+    try {
+      return { resources: await listResources(link) } as never;
+    } catch (e) {
+      throw protocolError(e);
+    }
+  });
+
+  server.setRequestHandler("resources/templates/list", () =>
+    ({
+      resourceTemplates: TEMPLATES,
+    }) as never);
+
+  server.setRequestHandler("resources/read", async (req) => {
+    try {
+      return await readResource(link, req.params.uri) as never;
+    } catch (e) {
+      throw protocolError(e);
+    }
+  });
+
+  server.setRequestHandler("resources/subscribe", async (req) => {
+    try {
+      await subs.add(req.params.uri, LEGACY_HOLDER);
+      return {};
+    } catch (e) {
+      throw protocolError(e);
+    }
+  });
+
+  server.setRequestHandler("resources/unsubscribe", async (req) => {
+    try {
+      await subs.remove(req.params.uri, LEGACY_HOLDER);
+      return {};
+    } catch (e) {
+      throw protocolError(e);
+    }
+  });
+
+  return server;
+}
+
+/** Run `shoal-mcp`; resolves with the exit status once stdin closes. */
+export async function mcpMain(args: string[]): Promise<number> {
+  let cfg: McpConfig | null;
+  try {
+    cfg = parseMcpArgs(args);
+  } catch (e) {
+    console.error(e instanceof UsageError ? e.message : `shoal-mcp: ${(e as Error).message}`);
+    return 2;
+  }
+  if (cfg === null) {
+    console.error(MCP_USAGE);
+    return 2;
+  }
+  const link = new KernelLink(cfg, log);
+  try {
+    await link.client(); // connect and attach before reading stdin
+    await link.probe();
+  } catch (e) {
+    const msg = e instanceof RpcError
+      ? `kernel refused session.attach (${e.code}): ${e.message}`
+      : (e as Error).message;
+    log(msg);
+    await link.close();
+    return 1;
+  }
+  let server: Server | null = null;
+  const notify = (uri: string, e: KernelEvent) => {
+    server?.sendResourceUpdated({ uri, seq: e.seq, payload: e.payload } as never).catch((err) =>
+      log(`notification for ${uri}: ${(err as Error).message}`)
+    );
+  };
+  const subs = new Subscriptions(link, notify);
+  let done!: () => void;
+  const closed = new Promise<void>((r) => (done = r));
+  const transport = new ListenObserver(new StdioServerTransport(), subs);
+  serveStdio(() => {
+    server = buildServer(link, subs, cfg);
+    server.onclose = done;
+    return server;
+  }, { transport, onerror: (e) => log(e.message) });
+  // The transport closes on stdin EOF; this covers a close before any instance exists.
+  process.stdin.once("end", () => setTimeout(done, 50));
+  process.stdin.once("close", () => setTimeout(done, 50));
+  await closed;
+  await link.close();
+  return 0;
+}
