@@ -35,6 +35,8 @@ export type StoreErrorCode =
   | "schema_too_new"
   /** The database file is not a Shoal journal or is damaged. */
   | "journal_corrupt"
+  /** An append with an explicit `seq` that is not the stream's next (a second writer). */
+  | "event_seq_conflict"
   /** No undo record with that id. */
   | "undo_not_found"
   /** `markApplied` on a record that was already applied. */

@@ -187,9 +187,11 @@ export const JOURNAL_OPS = {
     limit?: number,
     opts?: events.ReadOptions,
   ) => events.readSince(j.conn, channel, since, limit, opts),
-  readLatest: (j: JournalDb, channel: string, limit?: number, opts?: events.ReadOptions) =>
+  readLatest: (j: JournalDb, channel: string, limit?: number, opts?: events.LatestOptions) =>
     events.readLatest(j.conn, channel, limit, opts),
-  lastSeq: (j: JournalDb, channel: string) => events.lastSeq(j.conn, channel),
+  lastSeq: (j: JournalDb, channel: string, opts?: events.ReadOptions) =>
+    events.lastSeq(j.conn, channel, opts),
+  listChannels: (j: JournalDb) => events.listChannels(j.conn),
   pin: (j: JournalDb, input: pins.PinInput) => pins.pin(j.conn, input),
   unpin: (j: JournalDb, hash: string, owner: string) => pins.unpin(j.conn, hash, owner),
   unpinOwner: (j: JournalDb, owner: string) => pins.unpinOwner(j.conn, owner),
@@ -224,6 +226,7 @@ export const READ_ONLY_OPS: ReadonlySet<JournalOp> = new Set<JournalOp>([
   "readSince",
   "readLatest",
   "lastSeq",
+  "listChannels",
   "listPins",
   "getUndo",
   "listUndo",

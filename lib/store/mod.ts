@@ -42,7 +42,7 @@ export type { Blake3Backend, Blake3Hasher } from "./blake3.ts";
 export { envHash } from "./env_hash.ts";
 export { fingerprint, hashFile } from "./undo_check.ts";
 export { DURABLE_CHANNELS } from "./event_rows.ts";
-export type { ReadOptions } from "./event_rows.ts";
+export type { ChannelState, LatestOptions, ReadOptions } from "./event_rows.ts";
 export type { PinFilter } from "./pin_rows.ts";
 export type { FinishResult } from "./journal_rows.ts";
 export type { OpenInfo } from "./journal_db.ts";

@@ -96,17 +96,19 @@ export const MIGRATIONS: readonly Migration[] = [
 
       CREATE TABLE event (
         channel TEXT NOT NULL,
-        seq     INTEGER NOT NULL,
-        ts      INTEGER NOT NULL,   -- ms since the epoch
-        session TEXT,
-        payload TEXT NOT NULL,      -- JSON
-        PRIMARY KEY (channel, seq)
+        scope   TEXT NOT NULL DEFAULT '',  -- session name; '' = kernel-wide (D-21)
+        seq     INTEGER NOT NULL,          -- dense from 0 per (channel, scope)
+        ts      INTEGER NOT NULL,          -- ms since the epoch
+        payload TEXT NOT NULL,             -- JSON
+        PRIMARY KEY (channel, scope, seq)
       ) STRICT, WITHOUT ROWID;
       CREATE INDEX event_ts ON event(ts);
-      -- next sequence number per channel; survives deletion of old events
+      -- next sequence number per stream; survives deletion of old events
       CREATE TABLE event_channel (
-        channel  TEXT PRIMARY KEY,
-        next_seq INTEGER NOT NULL
+        channel  TEXT NOT NULL,
+        scope    TEXT NOT NULL DEFAULT '',
+        next_seq INTEGER NOT NULL,
+        PRIMARY KEY (channel, scope)
       ) STRICT, WITHOUT ROWID;
     `,
   },

@@ -21,7 +21,7 @@ import { JournalClient, type JournalMode } from "./journal_client.ts";
 import type { OpenInfo } from "./journal_db.ts";
 import { runGc } from "./gc.ts";
 import type { PinFilter, PinInput } from "./pin_rows.ts";
-import type { ReadOptions } from "./event_rows.ts";
+import type { ChannelState, LatestOptions, ReadOptions } from "./event_rows.ts";
 import { parseRef } from "./refs.ts";
 import { checkStale } from "./undo_check.ts";
 import { priorHashOf } from "./undo_rows.ts";
@@ -144,11 +144,15 @@ export class EventLog {
     this.#j = j;
   }
 
-  /** Append an event; seq starts at 0 per channel and continues across restarts. */
+  /**
+   * Append an event; seq starts at 0 per (channel, scope) and continues across
+   * restarts. With `seq`, the append is refused (`event_seq_conflict`) unless
+   * that is the stream's next number.
+   */
   append(
     channel: string,
     payload: unknown,
-    opts: { session?: string | null; ts?: number } = {},
+    opts: { scope?: string | null; ts?: number; seq?: number } = {},
   ): Promise<AppendedEvent> {
     return this.#j.call("appendEvent", { channel, payload, ...opts });
   }
@@ -163,14 +167,19 @@ export class EventLog {
     return this.#j.call("readSince", channel, since, limit, opts);
   }
 
-  /** The newest `limit` events, oldest first. */
-  readLatest(channel: string, limit?: number, opts?: ReadOptions): Promise<StoredEvent[]> {
+  /** The newest `limit` events (with `seq > since` when given), oldest first. */
+  readLatest(channel: string, limit?: number, opts?: LatestOptions): Promise<StoredEvent[]> {
     return this.#j.call("readLatest", channel, limit, opts);
   }
 
-  /** Last assigned seq of a channel, or null if none (the kernel seeds its ring from it). */
-  lastSeq(channel: string): Promise<number | null> {
-    return this.#j.call("lastSeq", channel);
+  /** Last assigned seq of a stream, or null if none. */
+  lastSeq(channel: string, opts?: ReadOptions): Promise<number | null> {
+    return this.#j.call("lastSeq", channel, opts);
+  }
+
+  /** Every stream with its next seq (the kernel seeds its counters from this at start). */
+  listChannels(): Promise<ChannelState[]> {
+    return this.#j.call("listChannels");
   }
 }
 

@@ -109,22 +109,24 @@ export interface EventInput {
   channel: string;
   /** Any JSON value. */
   payload: unknown;
-  /** Session the event belongs to (lets readers scope replay, D-21). */
-  session?: string | null;
+  /** Stream scope: a session name, or "" / omitted for kernel-wide events (D-21). */
+  scope?: string | null;
   /** Timestamp, ms since the epoch (default: now). */
   ts?: number;
+  /** Expected sequence number; the append fails with `event_seq_conflict` unless it is the next. */
+  seq?: number;
 }
 
 /** A stored event. */
 export interface StoredEvent {
   /** Channel name. */
   channel: string;
-  /** 0-based, dense per channel, continuous across restarts. */
+  /** Stream scope ("" = kernel-wide). */
+  scope: string;
+  /** 0-based, dense per (channel, scope), continuous across restarts. */
   seq: number;
   /** ms since the epoch. */
   ts: number;
-  /** Session, if the event was scoped. */
-  session: string | null;
   /** The JSON payload. */
   payload: unknown;
 }
@@ -133,6 +135,8 @@ export interface StoredEvent {
 export interface AppendedEvent {
   /** Channel name. */
   channel: string;
+  /** Stream scope. */
+  scope: string;
   /** Assigned sequence number. */
   seq: number;
   /** Stored timestamp (ms). */

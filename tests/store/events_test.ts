@@ -7,7 +7,7 @@ Deno.test("append assigns dense seqs from 0 per channel; readSince is exclusive 
     assert.equal(await store.events.lastSeq("journal"), null);
     for (let i = 0; i < 5; i++) {
       const r = await store.events.append("journal", { entry_id: i }, { ts: 1000 + i });
-      assert.deepEqual(r, { channel: "journal", seq: i, ts: 1000 + i });
+      assert.deepEqual(r, { channel: "journal", scope: "", seq: i, ts: 1000 + i });
     }
     assert.equal((await store.events.append("session.transcript", { n: 1 })).seq, 0);
     assert.equal(await store.events.lastSeq("journal"), 4);
@@ -15,29 +15,76 @@ Deno.test("append assigns dense seqs from 0 per channel; readSince is exclusive 
     assert.deepEqual(all.map((e) => e.seq), [0, 1, 2, 3, 4]);
     assert.deepEqual(all[2], {
       channel: "journal",
+      scope: "",
       seq: 2,
       ts: 1002,
-      session: null,
       payload: { entry_id: 2 },
     });
     assert.deepEqual((await store.events.readSince("journal", 2)).map((e) => e.seq), [3, 4]);
     assert.deepEqual((await store.events.readSince("journal", 0, 2)).map((e) => e.seq), [1, 2]);
     assert.deepEqual(await store.events.readSince("journal", 4), []);
     assert.deepEqual((await store.events.readLatest("journal", 2)).map((e) => e.seq), [3, 4]);
+    assert.deepEqual(
+      (await store.events.readLatest("journal", 10, { since: 2 })).map((e) => e.seq),
+      [3, 4],
+    );
+    assert.deepEqual(
+      (await store.events.readLatest("journal", 1, { since: 0 })).map((e) => e.seq),
+      [4],
+      "limit keeps the newest",
+    );
     assert.deepEqual(await store.events.readSince("render"), [], "unknown channel reads empty");
   }, { journalMode: "inline" });
 });
 
-Deno.test("events can be scoped to a session and read back per session (D-21)", async () => {
+Deno.test("each session scope is its own stream with its own seqs (D-21)", async () => {
   await withStore(async (store) => {
-    await store.events.append("session.transcript", { n: 1 }, { session: "a" });
-    await store.events.append("session.transcript", { n: 1 }, { session: "b" });
-    await store.events.append("session.transcript", { n: 2 }, { session: "a" });
-    const a = await store.events.readSince("session.transcript", null, 10, { session: "a" });
-    assert.deepEqual(a.map((e) => [e.seq, e.session]), [[0, "a"], [2, "a"]]);
-    const latestB = await store.events.readLatest("session.transcript", 10, { session: "b" });
-    assert.deepEqual(latestB.map((e) => e.seq), [1]);
+    assert.equal(
+      (await store.events.append("session.transcript", { n: 1 }, { scope: "a" })).seq,
+      0,
+    );
+    assert.equal(
+      (await store.events.append("session.transcript", { n: 1 }, { scope: "b" })).seq,
+      0,
+    );
+    assert.equal(
+      (await store.events.append("session.transcript", { n: 2 }, { scope: "a" })).seq,
+      1,
+    );
+    assert.equal((await store.events.append("session.transcript", { k: 1 })).seq, 0, "kernel-wide");
+    const a = await store.events.readSince("session.transcript", null, 10, { scope: "a" });
+    assert.deepEqual(a.map((e) => [e.seq, e.scope, e.payload]), [[0, "a", { n: 1 }], [1, "a", {
+      n: 2,
+    }]]);
+    const latestB = await store.events.readLatest("session.transcript", 10, { scope: "b" });
+    assert.deepEqual(latestB.map((e) => e.seq), [0]);
+    assert.equal(await store.events.lastSeq("session.transcript", { scope: "a" }), 1);
+    assert.deepEqual(await store.events.listChannels(), [
+      { channel: "session.transcript", scope: "", nextSeq: 1 },
+      { channel: "session.transcript", scope: "a", nextSeq: 2 },
+      { channel: "session.transcript", scope: "b", nextSeq: 1 },
+    ]);
   }, { journalMode: "inline" });
+});
+
+Deno.test("an explicit seq must be the stream's next one (write-behind from a synchronous bus)", async () => {
+  await withStore(async (store) => {
+    // the kernel seeds its counter, assigns seqs itself and writes behind
+    const next = (await store.events.listChannels()).find((c) =>
+      c.channel === "journal"
+    )?.nextSeq ?? 0;
+    assert.equal(next, 0);
+    const writes = [0, 1, 2].map((seq) => store.events.append("journal", { seq }, { seq }));
+    assert.deepEqual((await Promise.all(writes)).map((r) => r.seq), [0, 1, 2]);
+    const e = await rejectsCode(
+      store.events.append("journal", {}, { seq: 2 }),
+      "event_seq_conflict",
+    );
+    assert.equal(e.details?.next, 3);
+    await rejectsCode(store.events.append("journal", {}, { seq: 7 }), "event_seq_conflict");
+    await rejectsCode(store.events.append("journal", {}, { seq: -1 }), "invalid_input");
+    assert.deepEqual((await store.events.readSince("journal")).map((x) => x.seq), [0, 1, 2]);
+  });
 });
 
 Deno.test("bad channel, since or payload are invalid_input; limits are clamped", async () => {
@@ -101,13 +148,13 @@ Deno.test("events passed to finishRequest are stored in the same transaction", a
     const r = await store.journal.finishRequest(id, { status: "ok", durationNs: 1 }, [], {
       events: [
         { channel: "journal", payload: { entry_id: id, head: "x", ok: true, principal: "p" } },
-        { channel: "session.transcript", payload: { n: 1, ref: "out:1" }, session: "s" },
+        { channel: "session.transcript", payload: { n: 1, ref: "out:1" }, scope: "s" },
       ],
     });
-    assert.deepEqual(r.events.map((e) => [e.channel, e.seq]), [["journal", 0], [
-      "session.transcript",
-      0,
-    ]]);
+    assert.deepEqual(r.events.map((e) => [e.channel, e.scope, e.seq]), [
+      ["journal", "", 0],
+      ["session.transcript", "s", 0],
+    ]);
     assert.deepEqual((await store.events.readSince("journal"))[0].payload, {
       entry_id: id,
       head: "x",
