@@ -462,6 +462,12 @@ registerBuiltin("rm", {
     } catch (e) {
       throw fsError("trash", dir, e, args.span);
     }
+    // The temp dir is shared: never move files into a directory someone else controls.
+    const st = lstatOrNull(dir);
+    const uid = Deno.uid();
+    if (st === null || !st.isDirectory || (uid !== null && st.uid !== uid)) {
+      throw fail("custom", `trash ${dir}: not a private directory of this user`, null, args.span);
+    }
     return new ListV(paths.map((p) => {
       const t = join(dir, `${++trashSeq}-${baseName(p)}`);
       try {

@@ -47,6 +47,19 @@ const RUNNERS: Record<string, string[]> = {
   rs: ["rust-script"],
 };
 
+/**
+ * Runner overlays (reef `[runners]` tables in scope, §18): the argv prefix for an extension
+ * as seen from the session, or undefined. Installed by the reef subsystem.
+ */
+export type RunnerOverlay = (ev: Evaluator, ext: string) => string[] | undefined;
+
+let runnerOverlay: RunnerOverlay | null = null;
+
+/** Install the runner overlay consulted before the default runner table. */
+export function setRunnerOverlay(f: RunnerOverlay | null): void {
+  runnerOverlay = f;
+}
+
 /** The names a `.shl` script starts with. */
 const SCRIPT_NAMES = { values: ["args", "script"], commands: [] };
 
@@ -244,7 +257,9 @@ export function runTarget(
   const abs = absPath(ev.cwd(), expanded);
   const ext = extOf(expanded);
   const pathLike = text.includes("/") || text.startsWith(".") || text.startsWith("~");
-  const script = pathLike || (ext !== null && SCRIPT_EXTS.has(ext) && exists(abs));
+  const overlay = ext !== null && runnerOverlay !== null ? runnerOverlay(ev, ext) : undefined;
+  const known = ext !== null && (SCRIPT_EXTS.has(ext) || overlay !== undefined);
+  const script = pathLike || (known && exists(abs));
   if (!script) {
     const argv: ArgvItem[] = [text, ...args.map((a) => at(span, () => toArgv(a)))];
     return spawnOutcome(ev, argv, {}, null, sc, span);
@@ -252,7 +267,7 @@ export function runTarget(
   if (ext === "shl" || (ext === null && (!exists(abs) || isShoalFile(abs)))) {
     return runShl(ev, abs, args, span);
   }
-  let runner = ext !== null ? RUNNERS[ext] : undefined;
+  let runner = overlay ?? (ext !== null ? RUNNERS[ext] : undefined);
   if (runner === undefined) {
     const sb = shebang(abs);
     if (sb === null) {
