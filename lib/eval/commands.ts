@@ -208,7 +208,11 @@ export function runCmd(
         : collectArgs(ev, full, sc);
       return then(args, (a) =>
         then(at(cmd.span, () => b.run(ctx, a)), (v) => {
-          if (!b.structured) return v;
+          // Special heads yield bare values, but `pwd > f` still writes the value's bytes
+          // (§9.4). (commands engineer)
+          if (!b.structured) {
+            return full.redirects.length ? builtinRedirects(ev, full, sc, v, v) : v;
+          }
           return builtinRedirects(ev, full, sc, builtinOutcome(head, v, cmd.span), v);
         }));
     }
@@ -222,7 +226,7 @@ function builtinRedirects(
   ev: Evaluator,
   cmd: CmdExpr,
   sc: Scope,
-  outcome: OutcomeV,
+  outcome: Value,
   value: Value,
 ): MaybePromise<Value> {
   if (cmd.redirects.length === 0) return outcome;

@@ -138,6 +138,9 @@ Deno.test("redirects: builtin values write value bytes and yield null; externals
     assert.equal(read("b.txt"), "hi\nmore\n");
     assert.equal(await run(ev, "echo x > b.txt"), null, "> truncates");
     assert.equal(read("b.txt"), "x\n");
+    // Special heads too: their bare value's bytes.
+    assert.equal(await run(ev, "pwd > p.txt"), null);
+    assert.equal(read("p.txt"), dir + "\n");
     // A list renders with display_top + newline.
     await run(ev, "echo ([1, 2]) > l.txt");
     assert.equal(read("l.txt"), "[1, 2]\n");
