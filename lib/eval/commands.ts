@@ -309,6 +309,8 @@ export function callAlias(
 function spawnEnv(ev: Evaluator, cmd: CmdExpr | null): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of ev.env()) env[k] = v;
+  // Like a shell, children see the session cwd as $PWD (it follows cd and `with cwd:`).
+  env.PWD = ev.cwd();
   if (cmd) { for (const p of cmd.env) env[p.name] = p.value; }
   return env;
 }

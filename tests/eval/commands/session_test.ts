@@ -28,8 +28,12 @@ Deno.test("cd: canonical target, no arg → HOME, `cd -` returns to the exact pa
     assert.equal((await error(ev, "cd nowhere")).code, "arg_error");
     Deno.writeTextFileSync(join(dir, "file"), "");
     assert.equal((await error(ev, `cd ${join(dir, "file")}`)).code, "arg_error");
-    // A child spawned after cd runs in the new cwd.
+    // A child spawned after cd runs in the new cwd, with $PWD to match.
     assert.equal(await show(ev, "(sh -c pwd).out"), JSON.stringify(join(dir, "real")));
+    assert.equal(
+      await show(ev, `(sh -c 'printf %s "$PWD"').out`),
+      JSON.stringify(join(dir, "real")),
+    );
   });
 });
 
