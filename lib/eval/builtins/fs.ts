@@ -433,6 +433,20 @@ registerBuiltin("rm", {
     const permanent = flag(args, "permanent");
     const recursive = flag(args, "r", "R", "recursive");
     const paths = absArgs(ctx, "rm", args);
+    // Never the root, `.` or `..` (checked on the words as written: resolving them first
+    // would turn `sub/..` into the directory itself).
+    args.pos.forEach((v, i) => {
+      const text = pathText(v, "rm", args.span).replace(/\/+$/, "");
+      const last = text.slice(text.lastIndexOf("/") + 1);
+      if (paths[i] === "/" || text === "" || last === "." || last === "..") {
+        throw fail(
+          "custom",
+          `rm ${pathText(v, "rm", args.span)}: refusing to remove \`/\`, \`.\` or \`..\``,
+          null,
+          args.span,
+        );
+      }
+    });
     const verb = permanent ? "remove" : "trash";
     // Every path must exist (and be removable) before anything is removed.
     for (const p of paths) {

@@ -15,7 +15,7 @@ import { DateTimeV, PathV, RecordV, SizeV, typeName, type Value } from "../../va
 import { fail } from "../../value/errors.ts";
 import { systemTimeZone } from "../../value/datetime.ts";
 
-/** `p` made absolute against `cwd` (no normalisation, like Rust's `cwd.join(p)`). */
+/** `p` made absolute against `cwd`, lexically normalised (`a/../b` → `b`). */
 export function absPath(cwd: string, p: string): string {
   return isAbsolute(p) ? p : join(cwd, p);
 }

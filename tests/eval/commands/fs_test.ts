@@ -141,6 +141,11 @@ Deno.test("rm moves into <tmp>/shoal-trash/<pid>/<seq>-<name>; --permanent delet
     assert.equal((await error(ev, "rm --permanent p")).code, "custom");
     assert.equal(await show(ev, "(rm --permanent -r p y.txt).out.map(.name)"), `["p", "y.txt"]`);
     assert.throws(() => Deno.statSync(join(dir, "p")));
+    // Never the root, `.` or `..`.
+    for (const bad of ["/", ".", "..", "sub/.."]) {
+      assert.equal((await error(ev, `rm --permanent -r ${bad}`)).code, "custom", bad);
+    }
+    assert.ok(Deno.statSync(dir).isDirectory);
     // No paths (an empty glob) is no_matches.
     assert.equal((await error(ev, "rm *.nothing")).code, "no_matches");
     assert.equal(lints.at(-1), "shoal: no matches for *.nothing\n");
