@@ -275,7 +275,8 @@ registerBuiltin("touch", {
     return new ListV(
       absArgs(ctx, "touch", args).map((p) => {
         try {
-          Deno.openSync(p, { create: true, write: true }).close();
+          // Existing entries (directories included) only get a new mtime.
+          if (lstatOrNull(p) === null) Deno.openSync(p, { create: true, write: true }).close();
           const now = new Date();
           Deno.utimeSync(p, now, now);
         } catch (e) {

@@ -79,6 +79,9 @@ Deno.test("mkdir, touch, cp, mv, ln", async () => {
     assert.ok(Deno.statSync(join(dir, "old.txt")).mtime!.getTime() > 1_000_000);
     assert.equal(Deno.readTextFileSync(join(dir, "old.txt")), "keep");
     assert.equal(Deno.statSync(join(dir, "new.txt")).size, 0);
+    Deno.utimeSync(join(dir, "d2"), new Date(1_000_000), new Date(1_000_000));
+    await run(ev, "touch d2");
+    assert.ok(Deno.statSync(join(dir, "d2")).mtime!.getTime() > 1_000_000);
     // cp into a directory keeps the name; several sources need a directory.
     write(join(dir, "f.txt"), "F");
     assert.equal(
