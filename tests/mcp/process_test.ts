@@ -1,0 +1,213 @@
+/**
+ * `shoal-mcp` as a process: usage and exit codes, autostart from nothing (no kernel running) to a
+ * first tool result, racing autostarts, SHOAL_NO_AUTOSTART, stdout carrying protocol frames only,
+ * and a prompt exit when stdin closes.
+ */
+
+import {
+  deepStrictEqual as assertEquals,
+  match as assertMatch,
+  ok as assert,
+} from "node:assert/strict";
+import { join } from "node:path";
+import { CONFIG, connectMcp, MCP, sc, startKernel, text, waitFor, within } from "./_helpers.ts";
+import { kernelAnswers } from "../../lib/mcp/autostart.ts";
+
+const opts = { sanitizeOps: false, sanitizeResources: false };
+
+function mcpCommand(args: string[], env: Record<string, string>) {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", "-A", "--unstable-worker-options", "--config", CONFIG, MCP, ...args],
+    env: { ...Deno.env.toObject(), ...env },
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+/** Processes whose command line mentions `needle` (our unique temp dir): leftover kernels. */
+async function pidsMentioning(needle: string): Promise<number[]> {
+  const out: number[] = [];
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^[0-9]+$/.test(e.name) || Number(e.name) === Deno.pid) continue;
+    try {
+      const cmd = await Deno.readTextFile(`/proc/${e.name}/cmdline`);
+      if (cmd.includes(needle)) out.push(Number(e.name));
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+/** Kernels this test started (by pid, from the facade's stderr line). */
+function startedPids(stderr: string): number[] {
+  return [...stderr.matchAll(/started kernel pid (\d+)/g)].map((m) => Number(m[1]));
+}
+
+async function killPid(pid: number): Promise<void> {
+  try {
+    Deno.kill(pid, "SIGTERM");
+  } catch { /* gone already */ }
+  await waitFor(
+    () => {
+      try {
+        Deno.kill(pid, "SIGCONT"); // probe: throws once the process is gone
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    10_000,
+    `kernel ${pid} to exit`,
+  ).catch(() => {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch { /* gone */ }
+  });
+}
+
+Deno.test("usage: -h and unknown arguments exit 2 with usage on stderr", opts, async () => {
+  for (const args of [["-h"], ["--bogus"], ["--socket"]]) {
+    const child = mcpCommand(args, {}).spawn();
+    await child.stdin.close();
+    const out = await within(30_000, child.output(), "usage exit");
+    assertEquals(out.code, 2, args.join(" "));
+    assertMatch(new TextDecoder().decode(out.stderr), /usage: shoal-mcp/);
+    assertEquals(out.stdout.length, 0);
+  }
+});
+
+Deno.test("SHOAL_NO_AUTOSTART with no kernel: exit 1 with a clear message", opts, async () => {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-mcp-noauto-" });
+  try {
+    const child = mcpCommand(["--socket", join(dir, "none.sock")], { SHOAL_NO_AUTOSTART: "1" })
+      .spawn();
+    await child.stdin.close();
+    const out = await within(30_000, child.output(), "exit");
+    assertEquals(out.code, 1);
+    const err = new TextDecoder().decode(out.stderr);
+    assertMatch(err, /no kernel answers on .*none\.sock and SHOAL_NO_AUTOSTART is set/);
+    assertMatch(err, /kernel --socket/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test(
+  "autostart from nothing to a first result; racing starts share one kernel",
+  opts,
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "shoal-mcp-auto-" });
+    const env = { XDG_RUNTIME_DIR: dir, XDG_STATE_HOME: join(dir, "state"), SHOAL_SOCKET: "" };
+    const socket = join(dir, "shoal", "default.sock");
+    const pids: number[] = [];
+    try {
+      assert(!(await kernelAnswers(socket)));
+      const [a, b] = await Promise.all([
+        connectMcp("legacy", [], env, dir),
+        connectMcp("modern", [], env, dir),
+      ]);
+      try {
+        const [ra, rb] = await Promise.all([
+          within(
+            30_000,
+            a.client.callTool({ name: "shoal_exec", arguments: { src: "1 + 2" } }),
+            "a",
+          ),
+          within(
+            30_000,
+            b.client.callTool({ name: "shoal_exec", arguments: { src: "6 * 7" } }),
+            "b",
+          ),
+        ]);
+        assertEquals(text(ra), "3");
+        assertEquals(sc(rb).value, { $: "int", v: 42 });
+        assert(await kernelAnswers(socket), "the kernel listens on the discovered socket");
+        pids.push(...startedPids(a.stderr()), ...startedPids(b.stderr()));
+        assert(pids.length >= 1, "at least one facade started a kernel");
+        // Both talk to the same kernel: a value made through one is visible through the other.
+        const ref = sc(ra).ref as string;
+        const g = await within(
+          10_000,
+          b.client.callTool({ name: "shoal_get", arguments: { ref } }),
+          "get",
+        );
+        assertEquals(sc(g).value, { $: "int", v: 3 });
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    } finally {
+      // The facades' stderr lines name what they started; the /proc scan catches a line that
+      // had not arrived yet. Both match this test's unique directory only.
+      for (const pid of new Set([...pids, ...(await pidsMentioning(dir))])) await killPid(pid);
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+);
+
+Deno.test(
+  "stdout carries frames only; the process exits promptly when stdin closes",
+  opts,
+  async () => {
+    const k = await startKernel();
+    try {
+      const child = mcpCommand(["--socket", k.socket], {}).spawn();
+      const w = child.stdin.getWriter();
+      const enc = new TextEncoder();
+      await w.write(enc.encode(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: {
+            protocolVersion: "2025-06-18",
+            capabilities: {},
+            clientInfo: { name: "raw", version: "1" },
+          },
+        }) + "\n",
+      ));
+      await w.write(enc.encode(
+        JSON.stringify({ jsonrpc: "2.0", method: "notifications/initialized" }) + "\n" +
+          JSON.stringify({
+            jsonrpc: "2.0",
+            id: 2,
+            method: "tools/call",
+            params: { name: "shoal_exec", arguments: { src: "echo hi; 5" } },
+          }) + "\n",
+      ));
+      const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+      let out = "";
+      await within(
+        30_000,
+        (async () => {
+          while (!out.includes('"id":2')) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            out += value;
+          }
+        })(),
+        "tool result",
+      );
+      const t0 = Date.now();
+      await w.close();
+      const status = await within(5_000, child.status, "exit after stdin EOF");
+      assert(Date.now() - t0 < 3000, `exited ${Date.now() - t0} ms after EOF`);
+      assertEquals(status.code, 0);
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        out += value;
+      }
+      const lines = out.split("\n").filter((l) => l !== "");
+      for (const l of lines) assertEquals(JSON.parse(l).jsonrpc, "2.0");
+      const init = JSON.parse(lines[0]);
+      assertEquals(init.result.protocolVersion, "2025-06-18");
+      assertEquals(init.result.serverInfo.name, "shoal-mcp");
+      const res = lines.map((l) => JSON.parse(l)).find((m) => m.id === 2);
+      assertEquals(res.result.structuredContent.value, { $: "int", v: 5 });
+      await child.stderr.cancel();
+    } finally {
+      await k.stop();
+    }
+  },
+);
