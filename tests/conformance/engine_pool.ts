@@ -46,6 +46,21 @@ async function within<T>(p: Promise<T>, ms: number): Promise<T | "timeout"> {
 }
 
 let socketSeq = 0;
+const liveChildren = new Set<Deno.ChildProcess>();
+
+/**
+ * Kills every engine process still running. For a harness stopped by a signal: a host stuck
+ * in a loop would otherwise outlive it and keep a core busy.
+ */
+export function killEngineProcesses(): void {
+  for (const child of liveChildren) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // Already exited.
+    }
+  }
+}
 
 /** Copies engine output to our stderr: it is not judged (§4) and stdout may be --json. */
 async function toStderr(stream: ReadableStream<Uint8Array>): Promise<void> {
@@ -78,6 +93,9 @@ class EngineProcess {
       stdout: "piped",
       stderr: "inherit",
     }).spawn();
+    const child = this.#child;
+    liveChildren.add(child);
+    child.status.finally(() => liveChildren.delete(child));
     const forwarded = toStderr(this.#child.stdout);
     // A grandchild may keep stdout open after a kill; wait for the rest only briefly.
     this.#exited = this.#child.status.then(async (s) => (await within(forwarded, 500), s));

@@ -7,9 +7,9 @@
  */
 import { resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { makeCaseDir, removeCaseDir } from "./case_dir.ts";
+import { makeCaseDir, removeCaseDir, removeLiveCaseDirsSync } from "./case_dir.ts";
 import { type Case, CorpusError, loadCorpus } from "./corpus.ts";
-import { EngineSlot } from "./engine_pool.ts";
+import { EngineSlot, killEngineProcesses } from "./engine_pool.ts";
 import { describeExpected, judge } from "./judge.ts";
 
 /** The shared corpus beside the repository (`../shared/conformance/cases`). */
@@ -88,6 +88,24 @@ export function selectCases(all: Case[], suites: string[] = [], names: string[] 
   );
 }
 
+const liveSocketDirs = new Set<string>();
+
+/**
+ * Stops what running harnesses leave behind (engine processes, temp dirs) without waiting;
+ * for a command line stopped by SIGINT or SIGTERM just before it exits.
+ */
+export function stopAllSync(): void {
+  killEngineProcesses();
+  removeLiveCaseDirsSync();
+  for (const dir of liveSocketDirs) {
+    try {
+      Deno.removeSync(dir, { recursive: true });
+    } catch {
+      // Best effort while exiting.
+    }
+  }
+}
+
 /** Runs the selected cases and returns every record in corpus order. */
 export async function runConformance(opts: ConformanceOptions = {}): Promise<ConformanceReport> {
   const jobs = opts.jobs ?? 2;
@@ -102,6 +120,7 @@ export async function runConformance(opts: ConformanceOptions = {}): Promise<Con
   );
 
   const socketDir = await Deno.makeTempDir({ prefix: "shoal-conformance-" });
+  liveSocketDirs.add(socketDir);
   const spec = {
     url: engineUrl(opts.engine ?? DEFAULT_ENGINE).href,
     loadTimeoutMs: opts.loadTimeoutMs ?? 30_000,
@@ -124,6 +143,7 @@ export async function runConformance(opts: ConformanceOptions = {}): Promise<Con
   } finally {
     await Promise.all(slots.map((s) => s.close()));
     await Deno.remove(socketDir, { recursive: true }).catch(() => {});
+    liveSocketDirs.delete(socketDir);
   }
   const count = (s: CaseRecord["status"]) => results.filter((r) => r.status === s).length;
   return {

@@ -12,6 +12,7 @@ import {
   type ConformanceReport,
   DEFAULT_CASES_DIR,
   runConformance,
+  stopAllSync,
   summaryLine,
 } from "./harness.ts";
 
@@ -142,6 +143,14 @@ async function main(): Promise<number> {
   else if (cli.mode === "table") printTable(report);
   console.log(summaryLine(report));
   return 0;
+}
+
+// Stopped from outside (Ctrl-C, `timeout`): leave no engine process or temp dir behind.
+for (const [signal, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+  Deno.addSignalListener(signal, () => {
+    stopAllSync();
+    Deno.exit(status);
+  });
 }
 
 Deno.exit(await main());
