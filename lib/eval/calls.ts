@@ -223,13 +223,13 @@ export function callUser(
     sc.declare(p.name, v);
   }
   if (def.rest !== undefined) sc.declare(def.rest.name, new ListV(pos.slice(np)));
-  // The body runs inline (not via runBody) to keep JS frames per Shoal call few: deep
-  // recursion must reach the 10000-call limit before the JS stack runs out.
+  // The body runs inline (not via runBody) to keep JS frames per Shoal call few.
   ev.checkCancelled();
   if (++ev.depth > MAX_DEPTH) {
     ev.depth--;
     throw recursionLimit(span);
   }
+  if ((ev.depth & SEGMENT_MASK) === 0) return settleAsync(ev, hop(def, sc), span);
   let r: MaybePromise<Value | Ctl>;
   try {
     r = def.body(sc);
@@ -241,6 +241,19 @@ export function callUser(
   ev.depth--;
   if (r instanceof Ctl) return finishBody(r, span);
   return r;
+}
+
+/**
+ * Every SEGMENT nested calls the next call continues in a microtask: the maybe-async
+ * machinery unwinds the JS stack (each caller sees a promise) and the deeper calls start on
+ * a fresh one. So the JS stack only ever holds one segment of Shoal calls and deep recursion
+ * reaches the language's 10000-call limit in any thread (a Worker's stack is small), at the
+ * cost of one promise per segment crossed. Shallow programs never hop.
+ */
+const SEGMENT_MASK = 255;
+
+function hop(def: FnDef, sc: Scope): Promise<Value | Ctl> {
+  return Promise.resolve(sc).then(def.body);
 }
 
 function settleAsync(ev: Evaluator, r: Promise<Value | Ctl>, span: Span | null): Promise<Value> {
@@ -300,6 +313,7 @@ function runBody(ev: Evaluator, def: FnDef, sc: Scope, span: Span | null): Maybe
     ev.depth--;
     throw recursionLimit(span);
   }
+  if ((ev.depth & SEGMENT_MASK) === 0) return settleAsync(ev, hop(def, sc), span);
   let r: MaybePromise<Value | Ctl>;
   try {
     r = def.body(sc);
@@ -307,18 +321,7 @@ function runBody(ev: Evaluator, def: FnDef, sc: Scope, span: Span | null): Maybe
     ev.depth--;
     throw e;
   }
-  if (r instanceof Promise) {
-    return r.then(
-      (x) => {
-        ev.depth--;
-        return finishBody(x, span);
-      },
-      (e) => {
-        ev.depth--;
-        throw e;
-      },
-    );
-  }
+  if (r instanceof Promise) return settleAsync(ev, r, span);
   ev.depth--;
   return finishBody(r, span);
 }

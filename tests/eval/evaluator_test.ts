@@ -151,6 +151,11 @@ Deno.test("deep recursion raises recursion_limit, never a JS RangeError", async 
     await run("fn f(n) { f(n + 1) }\ntry { f(0) } catch e { e.code }"),
     '"recursion_limit"',
   );
+  // Deep but legal recursion works: the stack is unwound every segment of calls.
+  assert.equal(
+    await run("fn g(n) { if n == 0 { 0 } else { 1 + g(n - 1) } }\ng(9990)"),
+    "9990",
+  );
   // The evaluator is still usable afterwards.
   const ev = new Evaluator({ cwd: tmp() });
   await code("fn f(n) { f(n + 1) }\nf(0)", ev);
