@@ -185,3 +185,21 @@ Deno.test("the cancel flag stops `while true {}` from another thread", async () 
   worker.terminate();
   assert.equal(got, "cancelled");
 });
+
+Deno.test("deep recursion also works inside a Worker (small thread stack)", async () => {
+  const worker = new Worker(new URL("./cancel_worker.ts", import.meta.url).href, {
+    type: "module",
+  });
+  const result = new Promise<string>((resolve) => {
+    worker.onmessage = (e) => {
+      if (e.data !== "started") resolve(e.data as string);
+    };
+  });
+  worker.postMessage({
+    flag: new Int32Array(new SharedArrayBuffer(4)),
+    src: "fn g(n) { if n == 0 { 0 } else { 1 + g(n - 1) } }\ng(9990)",
+  });
+  const got = await result;
+  worker.terminate();
+  assert.equal(got, "finished");
+});
