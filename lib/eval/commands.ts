@@ -29,6 +29,7 @@ import { callClosureFromCommand } from "./calls.ts";
 import { builtinOutcome, cmdFailed, valueBytes } from "./outcome.ts";
 import { BUILTIN_HEADS, type CmdArgs, getBuiltin } from "./builtins/registry.ts";
 import { nearest } from "./errors.ts";
+import { journaledWrite } from "./journal_port.ts";
 
 /** Raise `cmd_failed` for a non-ok outcome (statement position, §7.2). */
 export function failIfNotOk(v: Value, span: Span): Value {
@@ -239,7 +240,12 @@ function builtinRedirects(
         throw fail("arg_error", `\`${cmd.head}\` does not read stdin`, null, r.span);
       }
       try {
-        Deno.writeFileSync(path, valueBytes(value), { append: r.op === ">>" });
+        // Journaled: the prior bytes become a restore inverse (issue 7).
+        journaledWrite(
+          ev,
+          path,
+          () => Deno.writeFileSync(path, valueBytes(value), { append: r.op === ">>" }),
+        );
       } catch (e) {
         throw fail("custom", `write ${path}: ${(e as Error).message}`, null, r.span);
       }

@@ -27,6 +27,7 @@ import "./channels/mod.ts";
 import "./builtins/fs.ts";
 import "./builtins/dirstack.ts";
 import "./builtins/scripts.ts";
+import "./builtins/journal.ts"; // journal/history/undo heads (issue 7)
 
 export {
   type EvalHooks,

@@ -13,6 +13,7 @@
 import type { Value } from "../value/types.ts";
 import type { MaybePromise } from "./maybe.ts";
 import { type CaptureOptions, type CaptureResult, spawnCapture } from "../exec/mod.ts";
+import type { JournalPort } from "./journal_port.ts";
 
 /** Wall clock and timers. */
 export interface ClockPort {
@@ -44,6 +45,8 @@ export interface Ports {
   /** Diagnostics that are not values (glob "no matches" lints…). */
   stderr(text: string): void;
   process: ProcessPort;
+  /** The journal (kernel sessions): effects, undo inverses, `journal`/`undo` heads. (issue 7) */
+  journal?: JournalPort;
 }
 
 /** The process's local time zone. */

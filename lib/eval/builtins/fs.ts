@@ -405,6 +405,13 @@ registerBuiltin("mv", {
       } catch (e) {
         throw fsError("move", s, e, args.span);
       }
+      // Journal (issue 7): effects and the move-back inverse.
+      const jp = ctx.ev.ports.journal;
+      if (jp && s !== t) {
+        jp.effect({ kind: "fs_delete", paths: [s] });
+        jp.effect({ kind: "fs_write", paths: [t] });
+        jp.undoable({ kind: "move_back", from: t, to: s });
+      }
       return new PathV(t);
     }));
   },
@@ -468,6 +475,7 @@ registerBuiltin("rm", {
         } catch (e) {
           throw fsError("remove", p, e, args.span);
         }
+        ctx.ev.ports.journal?.effect({ kind: "fs_delete", paths: [p] }); // issue 7: no inverse
         return new PathV(p);
       }));
     }
@@ -490,6 +498,9 @@ registerBuiltin("rm", {
       } catch (e) {
         throw fsError("trash", p, e, args.span);
       }
+      // Journal (issue 7): the trash move is reversible.
+      ctx.ev.ports.journal?.effect({ kind: "fs_delete", paths: [p] });
+      ctx.ev.ports.journal?.undoable({ kind: "trash_move", original: p, trash: t });
       return new RecordV(new Map<string, Value>([["path", new PathV(p)], ["trash", new PathV(t)]]));
     }));
   },

@@ -11,6 +11,7 @@ import { typeName, type Value } from "../../value/types.ts";
 import { then } from "../maybe.ts";
 import type { Interp, MethodArgs, MethodTable } from "../method_types.ts";
 import { arity, fnArg } from "./args.ts";
+import { journaledWrite } from "../journal_port.ts";
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const LOSSY_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -86,7 +87,12 @@ function writer(name: "save" | "append") {
     const target = resolvePathArg(ip, name, args.pos[0], args.span);
     const data = saveBytes(recv);
     try {
-      Deno.writeFileSync(target, data, { append: name === "append" });
+      // Journaled: the prior bytes become a restore inverse (issue 7).
+      journaledWrite(
+        ip,
+        target,
+        () => Deno.writeFileSync(target, data, { append: name === "append" }),
+      );
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
       throw fail("custom", `${name} ${target}: ${why}`, null, args.span);
