@@ -41,6 +41,7 @@ import { isStackOverflow, recursionLimit } from "./errors.ts";
 import { which } from "../exec/mod.ts";
 import { isNamespaceName, namespaceMember } from "./namespaces/mod.ts";
 import "./builtins/core.ts";
+import { checkTaskCancelled, runInTask, TaskControl } from "./tasks.ts";
 
 /** Hooks other subsystems install (streams, channels, modules, scripts, CAS). */
 export interface EvalHooks {
@@ -99,9 +100,9 @@ export interface TaskState {
   done: boolean;
   value: Value;
   error: ShoalError | null;
-  /** Stops the task's work when set (`task.cancel()`; e.g. an `on(channel)` subscription). */
+  /** Stops the task's work (`task.cancel()`; spawned tasks: see tasks.ts). */
   cancel?: () => void;
-  /** Pauses (true) or resumes (false) the task's work, for tasks that can (`on` handlers). */
+  /** Pauses (true) or resumes (false) the task at its next wait (`suspend()`/`resume()`). */
   pause?: (paused: boolean) => void;
   /** Set by `task.suspend()`, cleared by `task.resume()`. */
   suspended?: boolean;
@@ -184,6 +185,8 @@ export class Evaluator implements Interp {
       this.abort?.abort();
       throw fail("cancelled", "cancelled");
     }
+    // A cancelled spawned task stops at its next check (tasks.ts; one compare when none is).
+    checkTaskCancelled();
   }
 
   /**
@@ -517,13 +520,19 @@ export class Evaluator implements Interp {
       value: null,
       error: null,
     };
-    state.promise = Promise.resolve().then(body).then(
+    // The body runs in its own task context so cancel/suspend reach it (tasks.ts).
+    const ctl = new TaskControl();
+    state.cancel = () => ctl.cancel();
+    state.pause = (paused) => ctl.pause(paused);
+    state.promise = Promise.resolve().then(() => runInTask(ctl, body)).then(
       (v) => {
+        ctl.finish();
         state.done = true;
         state.value = v;
         return v;
       },
       (e) => {
+        ctl.finish();
         state.done = true;
         state.error = e instanceof ShoalError ? e : new ShoalError(fail("internal", String(e)).err);
         throw state.error;

@@ -198,7 +198,10 @@ const awaitTask = (_ip: unknown, recv: Value, args: MethodArgs): MaybePromise<Va
   return s.promise;
 };
 
-/** `suspend()` / `resume()`: tasks that can pause say so with `TaskState.pause`. */
+/**
+ * `suspend()` / `resume()` → the task (spawned tasks pause at their next wait, see tasks.ts);
+ * a done task is left as it is.
+ */
 function suspendTask(name: "suspend" | "resume") {
   return (_ip: unknown, recv: Value, args: MethodArgs): Value => {
     if (args.pos.length) throw fail("arg_error", `.${name} takes no arguments`, null, args.span);
@@ -208,7 +211,7 @@ function suspendTask(name: "suspend" | "resume") {
       throw fail(
         "arg_error",
         `task ${t.id} (${t.desc}) cannot be ${name === "suspend" ? "suspended" : "resumed"}`,
-        "only channel handler tasks (on(channel, f)) support suspend/resume",
+        "this task has no pause point",
         args.span,
       );
     }

@@ -133,7 +133,12 @@ export class ChannelBus {
    * The next payload published on `name` after this call. `timeoutMs` null waits until an
    * event arrives or the bus closes (`channel_closed`); otherwise `timeout` when it expires.
    */
-  async take(name: string, timeoutMs: number | null, label: string): Promise<Value> {
+  async take(
+    name: string,
+    timeoutMs: number | null,
+    label: string,
+    signal?: AbortSignal,
+  ): Promise<Value> {
     if (this.closed) throw closedError(name);
     const c = this.chan(name);
     let taker!: Taker;
@@ -141,6 +146,10 @@ export class ChannelBus {
       taker = { resolve, reject };
     });
     c.takers.add(taker);
+    // An aborted wait (the task was cancelled) stops waiting at once.
+    signal?.addEventListener("abort", () => {
+      if (c.takers.delete(taker)) taker.reject(fail("cancelled", "task cancelled"));
+    }, { once: true });
     if (timeoutMs === null) return await p;
     if (await within(this.clock, p, timeoutMs)) return await p;
     c.takers.delete(taker);

@@ -15,8 +15,9 @@ import { fail } from "../../value/errors.ts";
 import { DurationV, isInt, RecordV, typeName, type Value } from "../../value/types.ts";
 import { formatDuration } from "../../value/render.ts";
 import type { Interp, MethodArgs } from "../method_types.ts";
-import { type MaybePromise, then } from "../maybe.ts";
-import { type Evaluator, installHooks, type TaskState } from "../evaluator.ts";
+import { then } from "../maybe.ts";
+import { currentTask } from "../tasks.ts";
+import { type Evaluator, installHooks } from "../evaluator.ts";
 import { registerCallForm } from "../builtins/registry.ts";
 import { arity, checkNamed, isCallable } from "../methods/args.ts";
 import { RECORD_METHOD_NAMES } from "../methods/record.ts";
@@ -72,6 +73,10 @@ function channelName(v: Value | undefined, what: string, span: MethodArgs["span"
 
 const FALLBACK = new Set([...RECORD_METHOD_NAMES, ...UNIVERSAL_METHOD_NAMES]);
 
+function timeoutLabel(t: Value | undefined): string {
+  return t instanceof DurationV ? formatDuration(t.ns) : "";
+}
+
 function channelMethod(
   ev: Evaluator,
   recv: RecordV,
@@ -104,19 +109,27 @@ function channelMethod(
     case "take": {
       arity("take", args, 0, 0, ["timeout"]);
       const t = args.named.get("timeout");
-      if (t === undefined || t === null) return busOf(ev).take(ch, null, "");
-      if (!(t instanceof DurationV)) {
-        throw fail(
-          "type_error",
-          `.take timeout: expects a duration, found ${typeName(t)}`,
-          null,
-          args.span,
-        );
+      let ms: number | null = null;
+      if (t !== undefined && t !== null) {
+        if (!(t instanceof DurationV)) {
+          throw fail(
+            "type_error",
+            `.take timeout: expects a duration, found ${typeName(t)}`,
+            null,
+            args.span,
+          );
+        }
+        if (t.ns < 0n) {
+          throw fail("arg_error", ".take timeout: must not be negative", null, args.span);
+        }
+        ms = Number(t.ns) / 1e6;
       }
-      if (t.ns < 0n) {
-        throw fail("arg_error", ".take timeout: must not be negative", null, args.span);
-      }
-      return busOf(ev).take(ch, Number(t.ns) / 1e6, formatDuration(t.ns));
+      // Inside a task, cancelling the task ends the wait.
+      const task = currentTask();
+      if (task === undefined) return busOf(ev).take(ch, ms, timeoutLabel(t));
+      const ctl = new AbortController();
+      const unhook = task.onCancel(() => ctl.abort());
+      return busOf(ev).take(ch, ms, timeoutLabel(t), ctl.signal).finally(unhook);
     }
   }
   if (FALLBACK.has(name)) return undefined; // plain record methods still work on the handle
@@ -154,7 +167,7 @@ registerCallForm("channel", (_ev, a) => {
 
 /**
  * `on(channel, handler)`: subscribe now (replay, then live — like `.events().each(handler)`),
- * then run the handler for every event in a task. Cancelling the task ends the subscription.
+ * then run the handler for every event in a task.
  */
 registerCallForm("on", (ev, a) => {
   checkNamed("on", a);
@@ -177,31 +190,10 @@ registerCallForm("on", (ev, a) => {
     );
   }
   const src = busOf(ev).subscribe(name, null);
-  // suspend() closes the gate: the handler waits (events keep queueing, bounded, with
-  // `{dropped: n}` markers) until resume() opens it again.
-  let gate: { wait: Promise<void>; open: () => void } | null = null;
-  let cancelled = false;
-  const handle = (x: Value): MaybePromise<boolean> => {
-    if (cancelled) return false;
-    if (gate !== null) return gate.wait.then(() => handle(x));
-    return then(ev.callValue(handler, [x]), () => true);
-  };
-  const task = ev.spawnTask(`on(${name})`, () => then(drain(ev, src, handle), () => null));
-  const state = task.impl as TaskState;
-  state.cancel = () => {
-    cancelled = true;
-    src.close();
-    gate?.open();
-  };
-  state.pause = (paused) => {
-    if (paused && gate === null) {
-      let open!: () => void;
-      const wait = new Promise<void>((r) => (open = r));
-      gate = { wait, open };
-    } else if (!paused && gate !== null) {
-      gate.open();
-      gate = null;
-    }
-  };
-  return task;
+  // Cancel releases the subscription; suspend holds the handler at its next event while events
+  // keep queueing (bounded, with `{dropped: n}` markers) — see tasks.ts.
+  return ev.spawnTask(
+    `on(${name})`,
+    () => then(drain(ev, src, (x) => then(ev.callValue(handler, [x]), () => true)), () => null),
+  );
 });

@@ -17,6 +17,7 @@ import type { Span } from "../../syntax/ast.ts";
 import { fail } from "../../value/errors.ts";
 import { StreamV, type Value } from "../../value/types.ts";
 import type { MaybePromise } from "../maybe.ts";
+import { currentTask, type TaskControl, taskWaitPoint } from "../tasks.ts";
 
 /** End of a stream (never a language value). */
 export const END: unique symbol = Symbol("end of stream");
@@ -93,27 +94,32 @@ export interface Cancellable {
 /**
  * Drive `src` to its end, calling `onItem` for each item; `onItem` returning `false` stops early.
  * Synchronous while pulls and callbacks are; checks cancellation every 1,024 items. The source is
- * closed on every exit path.
+ * closed on every exit path. Inside a spawned task, a wait is where the task honours
+ * suspend/resume, and cancelling the task releases the source at once (tasks.ts).
  */
 export function drain(
   ip: Cancellable,
   src: Source,
   onItem: (v: Value) => MaybePromise<boolean | void>,
 ): MaybePromise<void> {
+  const task = currentTask();
+  const unhook = task?.onCancel(() => src.close());
   try {
     for (let n = 1;; n++) {
       if ((n & 1023) === 0) ip.checkCancelled();
       const x = src.pull();
-      if (x instanceof Promise) return drainAsync(ip, src, onItem, x, null, n);
+      if (x instanceof Promise) return drainAsync(ip, src, onItem, x, null, n, task, unhook);
       if (x === END) break;
       const r = onItem(x);
-      if (r instanceof Promise) return drainAsync(ip, src, onItem, null, r, n);
+      if (r instanceof Promise) return drainAsync(ip, src, onItem, null, r, n, task, unhook);
       if (r === false) break;
     }
   } catch (e) {
+    unhook?.();
     src.close();
     throw e;
   }
+  unhook?.();
   src.close();
 }
 
@@ -124,11 +130,14 @@ async function drainAsync(
   pendingPull: Promise<Item> | null,
   pendingItem: Promise<boolean | void> | null,
   n: number,
+  task: TaskControl | undefined,
+  unhook: (() => void) | undefined,
 ): Promise<void> {
   try {
     if (pendingItem !== null && (await pendingItem) === false) return;
     if (pendingPull !== null) {
       const x = await pendingPull;
+      await waited(ip, task);
       if (x === END) return;
       if ((await onItem(x)) === false) return;
     }
@@ -137,8 +146,7 @@ async function drainAsync(
       let x = src.pull();
       if (x instanceof Promise) {
         x = await x;
-        // A wait may have been long: honour a cancel that arrived meanwhile.
-        ip.checkCancelled();
+        await waited(ip, task);
       }
       if (x === END) return;
       let r = onItem(x);
@@ -146,8 +154,17 @@ async function drainAsync(
       if (r === false) return;
     }
   } finally {
+    unhook?.();
     src.close();
+    // A cancel that closed the source ends the loop quietly; the task still ends cancelled.
+    task?.check();
   }
+}
+
+/** After a wait, which may have been long: honour a cancel or suspend that arrived meanwhile. */
+function waited(ip: Cancellable, task: TaskControl | undefined): Promise<void> | undefined {
+  ip.checkCancelled();
+  return taskWaitPoint(task) ?? undefined;
 }
 
 /** Collect every item (the caller checked boundedness). */
