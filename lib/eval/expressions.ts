@@ -327,6 +327,19 @@ async function finishListAsync(
   return out;
 }
 
+async function finishRecordAsync(
+  keys: string[],
+  cs: CE[],
+  i: number,
+  m: Map<string, Value>,
+  pending: Promise<Value>,
+  sc: Scope,
+): Promise<Value> {
+  m.set(keys[i], await pending);
+  for (let j = i + 1; j < cs.length; j++) m.set(keys[j], await cs[j](sc));
+  return new RecordV(m);
+}
+
 /** Translate Rust regex syntax to JS where they differ (`(?P<n>` named groups). */
 export function compileRegex(source: string, span: Span | null): RegexV {
   const js = source.replace(/\(\?P</g, "(?<");
@@ -563,13 +576,16 @@ export function compileExpr(ev: Evaluator, e: Expr): CE {
     }
     case "Record": {
       const keys = e.fields.map((f) => f.key);
-      const L = compileList(ev, e.fields.map((f) => f.value));
-      return (sc) =>
-        then(L(sc), (vals) => {
-          const m = new Map<string, Value>();
-          for (let i = 0; i < keys.length; i++) m.set(keys[i], vals[i]);
-          return new RecordV(m);
-        });
+      const cs = e.fields.map((f) => compileExpr(ev, f.value));
+      return (sc) => {
+        const m = new Map<string, Value>();
+        for (let i = 0; i < cs.length; i++) {
+          const v = cs[i](sc);
+          if (v instanceof Promise) return finishRecordAsync(keys, cs, i, m, v, sc);
+          m.set(keys[i], v);
+        }
+        return new RecordV(m);
+      };
     }
     case "Lambda":
       return compileLambda(ev, e);
