@@ -25,12 +25,12 @@ import { fail, ShoalError } from "../value/errors.ts";
 import { toArgv } from "../value/coerce.ts";
 import { dateTimeFromEpochNs, startOfDay } from "../value/datetime.ts";
 import { isAbsolute, resolve } from "node:path";
-import { isPromise, type MaybePromise, then } from "./maybe.ts";
+import { isPromise, type MaybePromise } from "./maybe.ts";
 import type { Interp, MethodArgs } from "./method_types.ts";
 import { Scope } from "./scope.ts";
 import { Ctl, ExitSignal } from "./ctl.ts";
 import { defaultPorts, type Ports } from "./ports.ts";
-import { at, type CE, compileExpr, type CS, NO_NAMED, stripCtl } from "./expressions.ts";
+import { at, type CE, compileExpr, type CS, NO_NAMED } from "./expressions.ts";
 import { compileBlock, compileBody } from "./statements.ts";
 import { callValue } from "./calls.ts";
 import { relativeTo } from "./dispatch.ts";
@@ -649,11 +649,6 @@ export class Evaluator implements Interp {
     }
     restore();
     return r;
-  }
-
-  /** Evaluate a block-less expression value (helpers for builtins). */
-  valueOf(e: Expr, sc: Scope): MaybePromise<Value> {
-    return then(this.compiled(e)(sc), (v) => stripCtl(v));
   }
 }
 
