@@ -24,7 +24,9 @@ let pendingCancels = 0;
 
 /** Cancel/suspend state of one running task. */
 export class TaskControl {
+  /** Set by `cancel()`. */
   cancelled = false;
+  /** Set by `pause(true)`, cleared by `pause(false)`. */
   suspended = false;
   private finished = false;
   private gate: { wait: Promise<void>; open: () => void } | null = null;

@@ -70,6 +70,7 @@ export class ChannelBus {
   /** Set by `close()`: no more events; waiting takes fail with `channel_closed`. */
   closed = false;
 
+  /** A bus stamping events with `clock`. */
   constructor(private readonly clock: ClockPort) {}
 
   private chan(name: string): Channel {

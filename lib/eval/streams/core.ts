@@ -77,10 +77,13 @@ export function requireBounded(s: StreamV, span: Span | null): void {
 /** A source over an array (already-materialized items). */
 export class ArraySource implements Source {
   private i = 0;
+  /** Read `items` in order. */
   constructor(private readonly items: readonly Value[]) {}
+  /** The next element, or END. */
   pull(): Item {
     return this.i < this.items.length ? this.items[this.i++] : END;
   }
+  /** Skip the rest. */
   close(): void {
     this.i = this.items.length;
   }
@@ -88,6 +91,7 @@ export class ArraySource implements Source {
 
 /** Something that may need a cancellation check (the evaluator). */
 export interface Cancellable {
+  /** Throw `cancelled` if the work was cancelled. */
   checkCancelled(): void;
 }
 
@@ -183,6 +187,7 @@ export function collectAll(ip: Cancellable, src: Source): MaybePromise<Value[]> 
  */
 export class Ahead implements Source {
   private slot: MaybePromise<Item> | undefined = undefined;
+  /** Look ahead on `src`. */
   constructor(readonly src: Source) {}
 
   /** The next item without taking it. */
@@ -207,6 +212,7 @@ export class Ahead implements Source {
     return this.slot instanceof Promise;
   }
 
+  /** The peeked item if any, else a fresh pull. */
   pull(): MaybePromise<Item> {
     if (this.slot !== undefined) {
       const s = this.slot;
@@ -216,6 +222,7 @@ export class Ahead implements Source {
     return this.src.pull();
   }
 
+  /** Drop the peeked item and close the source. */
   close(): void {
     this.slot = undefined;
     this.src.close();
