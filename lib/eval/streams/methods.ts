@@ -466,6 +466,6 @@ export const STREAM_METHODS: MethodTable = {
 };
 
 // Everything else a list can do: collect, then dispatch on the list (language §16).
-for (const name of [...SEQ_METHOD_NAMES, "json", "str", "display"]) {
+for (const name of [...SEQ_METHOD_NAMES, "json"]) {
   if (!Object.hasOwn(STREAM_METHODS, name)) STREAM_METHODS[name] = viaList(name);
 }

@@ -114,6 +114,7 @@ Deno.test("stream tee: bounded replay", async () => {
     ['["a"].stream().tee(3).map(s => s.collect())', '[["a"], ["a"], ["a"]]'],
     ["[1, 2].tee(2).map(s => s.sum())", "[3, 3]"],
     ["(1..4).tee(2)[1].collect()", "[1, 2, 3]"],
+    ["every(1ms).take(3).tee(2).map(s => s.len())", "[3, 3]"],
   ]);
   await fails("[1].stream().tee(0)", "arg_error");
   await fails("[1].tee(0)", "arg_error");
@@ -170,6 +171,7 @@ Deno.test("argument errors leave the stream usable", async () => {
     ["[1].stream().mapp(x => x)", "field_missing", "did you mean .map()?"],
     ["[1].stream().feed(cat)", "type_error", "collect"],
     ["[1].stream() == [1]", "type_error"],
+    ["[1].stream().str()", "type_error", "cannot convert stream to str"],
   ];
   for (const [src, code, needle] of cases) await fails(src, code, needle);
   assert.equal(
