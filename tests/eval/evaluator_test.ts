@@ -203,3 +203,28 @@ Deno.test("deep recursion also works inside a Worker (small thread stack)", asyn
   worker.terminate();
   assert.equal(got, "finished");
 });
+
+Deno.test("loops and calls switch to async mid-way and carry on", async () => {
+  const ev = new Evaluator({ cwd: tmp() });
+  const src = [
+    "var s = 0",
+    "for x in 0..5 { if x == 2 { s = s + (sh { echo 10 }).out.len() } else { s = s + x } }",
+    "var i = 0",
+    "while (if i == 1 { (sh { echo hi }).ok } else { true }) && i < 3 { i += 1 }",
+    "fn f(n) { if n == 3 { (sh { echo 7 }).out } else { f(n + 1) } }",
+    "[s, i, f(0), [1, 2].map(x => if x == 2 { (sh { echo 5 }).out } else { x })]",
+  ].join("\n");
+  const v = ev.evalSource(src);
+  assert.ok(v instanceof Promise);
+  assert.equal(renderInline(await v), '[10, 3, "7", [1, "5"]]');
+});
+
+Deno.test("&& / || in statement position sink the operand they do not return", async () => {
+  const seen: Value[] = [];
+  const ev = new Evaluator({ cwd: tmp(), ports: { sink: (v) => void seen.push(v) } });
+  const v = await ev.evalSource("echo a && echo b");
+  assert.ok(v instanceof OutcomeV);
+  assert.equal(new TextDecoder().decode(v.stdout), "b\n");
+  assert.equal(seen.length, 1);
+  assert.equal(new TextDecoder().decode((seen[0] as OutcomeV).stdout), "a\n");
+});
