@@ -151,6 +151,11 @@ export class Evaluator implements Interp {
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
     this.root = new Scope(null);
+    if (this.repl) {
+      // `it`/`out` exist from the first line on (null / no results yet).
+      this.root.declare("it", null);
+      this.root.declare("out", new ListV([]));
+    }
   }
 
   // ---- Interp ----------------------------------------------------------------------------
