@@ -147,9 +147,9 @@ export class ChannelBus {
       taker = { resolve, reject };
     });
     c.takers.add(taker);
-    // An aborted wait (the task was cancelled) stops waiting at once.
+    // An aborted wait (host or task cancel) stops waiting at once.
     signal?.addEventListener("abort", () => {
-      if (c.takers.delete(taker)) taker.reject(fail("cancelled", "task cancelled"));
+      if (c.takers.delete(taker)) taker.reject(fail("cancelled", "cancelled"));
     }, { once: true });
     if (timeoutMs === null) return await p;
     if (await within(this.clock, p, timeoutMs)) return await p;

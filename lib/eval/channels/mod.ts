@@ -124,12 +124,14 @@ function channelMethod(
         }
         ms = Number(t.ns) / 1e6;
       }
-      // Inside a task, cancelling the task ends the wait.
+      // A host cancel, or cancelling the task this runs in, ends the wait at once.
       const task = currentTask();
-      if (task === undefined) return busOf(ev).take(ch, ms, timeoutLabel(t));
       const ctl = new AbortController();
-      const unhook = task.onCancel(() => ctl.abort());
-      return busOf(ev).take(ch, ms, timeoutLabel(t), ctl.signal).finally(unhook);
+      const unhook = task?.onCancel(() => ctl.abort());
+      return ev.withCancelSignal((host) => {
+        host?.addEventListener("abort", () => ctl.abort(), { once: true });
+        return busOf(ev).take(ch, ms, timeoutLabel(t), ctl.signal);
+      }).finally(() => unhook?.());
     }
   }
   if (FALLBACK.has(name)) return undefined; // plain record methods still work on the handle

@@ -93,6 +93,8 @@ export class ArraySource implements Source {
 export interface Cancellable {
   /** Throw `cancelled` if the work was cancelled. */
   checkCancelled(): void;
+  /** Run `f` with a signal that aborts when the host cancels (the evaluator provides it). */
+  withCancelSignal?<T>(f: (signal: AbortSignal | undefined) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -112,10 +114,10 @@ export function drain(
     for (let n = 1;; n++) {
       if ((n & 1023) === 0) ip.checkCancelled();
       const x = src.pull();
-      if (x instanceof Promise) return drainAsync(ip, src, onItem, x, null, n, task, unhook);
+      if (x instanceof Promise) return drainLater(ip, src, onItem, x, null, n, task, unhook);
       if (x === END) break;
       const r = onItem(x);
-      if (r instanceof Promise) return drainAsync(ip, src, onItem, null, r, n, task, unhook);
+      if (r instanceof Promise) return drainLater(ip, src, onItem, null, r, n, task, unhook);
       if (r === false) break;
     }
   } catch (e) {
@@ -125,6 +127,30 @@ export function drain(
   }
   unhook?.();
   src.close();
+}
+
+/**
+ * Continue draining asynchronously. A host cancel (Ctrl-C, a kernel task cancel) closes the
+ * source, which ends any pending wait at once — a drain blocked on `every(1h)` or a quiet
+ * channel does not hold the cancel until its next item.
+ */
+function drainLater(
+  ip: Cancellable,
+  src: Source,
+  onItem: (v: Value) => MaybePromise<boolean | void>,
+  pendingPull: Promise<Item> | null,
+  pendingItem: Promise<boolean | void> | null,
+  n: number,
+  task: TaskControl | undefined,
+  unhook: (() => void) | undefined,
+): Promise<void> {
+  const run = () => drainAsync(ip, src, onItem, pendingPull, pendingItem, n, task, unhook);
+  if (ip.withCancelSignal === undefined) return run();
+  return ip.withCancelSignal((signal) => {
+    const stop = () => src.close();
+    signal?.addEventListener("abort", stop, { once: true });
+    return run().finally(() => signal?.removeEventListener("abort", stop));
+  });
 }
 
 async function drainAsync(
@@ -160,7 +186,8 @@ async function drainAsync(
   } finally {
     unhook?.();
     src.close();
-    // A cancel that closed the source ends the loop quietly; the task still ends cancelled.
+    // A cancel that closed the source ends the loop quietly; the work still ends cancelled.
+    ip.checkCancelled();
     task?.check();
   }
 }

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import type { ClockPort } from "../../../lib/eval/ports.ts";
 import { DateTimeV, ListV, RecordV, type Value } from "../../../lib/value/types.ts";
 import { fails, newEv, run, value } from "./_host.ts";
+import { ShoalError } from "../../../lib/value/errors.ts";
 
 /** A pinned clock: time moves only when a sleep completes (by exactly the slept amount). */
 class SteppingClock implements ClockPort {
@@ -163,4 +164,29 @@ Deno.test("tail: new complete lines, from_start, partial lines, truncation", asy
   assert.equal(await run('tail("app.log")', ev), "stream<str>");
   await fails('tail("missing.log")', "io_error", "tail", ev);
   await fails('tail("app.log", from_start: "yes")', "type_error", undefined, ev);
+});
+
+Deno.test("a host cancel ends a stream or channel wait at once", async () => {
+  for (
+    const src of [
+      "every(1h).each(t => t)",
+      'channel("quiet").take()',
+      "every(1h).take(1).collect()",
+    ]
+  ) {
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const ev = newEv({ cancel: flag });
+    const started = performance.now();
+    const p = Promise.resolve(ev.evalSource(src));
+    // The host (here: this test) is what keeps the process alive while the program waits.
+    const keepAlive = setInterval(() => {}, 10);
+    setTimeout(() => (flag[0] = 1), 20);
+    try {
+      await assert.rejects(p, (e) => e instanceof ShoalError && e.err.code === "cancelled", src);
+    } finally {
+      clearInterval(keepAlive);
+    }
+    const took = performance.now() - started;
+    assert.ok(took < 1000, `${src}: cancel took ${took}ms`);
+  }
 });
