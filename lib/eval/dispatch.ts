@@ -145,7 +145,10 @@ function dispatch(
 ): MaybePromise<Value> | typeof NO_METHOD {
   ev.checkCancelled();
   if (typeof recv === "string") {
-    if (recv.startsWith("val:blake3:")) return ev.resolveCasRef(recv, args.span);
+    // The ref resolves to the stored value, which then receives the call (issue 7).
+    if (recv.startsWith("val:blake3:")) {
+      return then(ev.resolveCasRef(recv, args.span), (v) => callMethod(ev, v, name, args));
+    }
   } else if (recv instanceof RecordV) {
     // A record field holding a callable is a method (`mod.f(x)`, §9.8).
     const f = recv.fields.get(name);

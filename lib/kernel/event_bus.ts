@@ -18,16 +18,26 @@ export interface BusEvent {
   payload: unknown;
 }
 
-/** Persistent history for durable channels (implemented by lib/store). */
+/**
+ * Persistent history for durable channels (implemented over lib/store's EventLog by
+ * `durable_log.ts`). Sequence numbers are assigned synchronously by the bus from counters the
+ * log seeded at start; the log writes behind with the explicit seq, so publish never waits on
+ * disk. Reads of history older than the ring are asynchronous. (journal engineer)
+ */
 export interface DurableLog {
-  /** Append and return the assigned seq (continuing across restarts). */
-  append(key: string, ts: number, payload: unknown): number;
-  /** Events with seq > since, ascending, at most `limit` (the newest ones when limited). */
-  readSince(key: string, since: number | null, limit: number): BusEvent[];
-  /** Events with seq > since, ascending, at most `limit` (the oldest ones when limited). */
-  readAfter(key: string, since: number, limit: number): BusEvent[];
-  /** The next seq that `append` would assign. */
-  nextSeq(key: string): number;
+  /** The next seq of a stream (seeded from the store at start; continues across restarts). */
+  nextSeq(scope: string, channel: string): number;
+  /** Persist an event whose seq the bus assigned (write-behind; failures are reported). */
+  append(scope: string, channel: string, e: BusEvent): void;
+  /** The newest `limit` events with seq > since (all when since is null), ascending. */
+  readLatest(
+    scope: string,
+    channel: string,
+    since: number | null,
+    limit: number,
+  ): Promise<BusEvent[]>;
+  /** The oldest `limit` events with seq > since, ascending. */
+  readAfter(scope: string, channel: string, since: number, limit: number): Promise<BusEvent[]>;
 }
 
 /** Ring size per channel. */
@@ -56,6 +66,8 @@ export class Subscription {
   #wake: (() => void) | null = null;
   #closed = false;
   #lastSeq = -1;
+  /** Pending durable replay (the subscription joins live traffic when it settles). */
+  replaying: Promise<void> | null = null;
 
   constructor(
     readonly channel: string,
@@ -147,8 +159,10 @@ export class EventBus {
     let c = this.#channels.get(key);
     if (!c) {
       c = new Channel();
-      if (this.durable && DURABLE_CHANNELS.has(key.slice(key.indexOf("\u0000") + 1))) {
-        c.nextSeq = this.durable.nextSeq(key);
+      const sep = key.indexOf("\u0000");
+      const channel = key.slice(sep + 1);
+      if (this.durable && DURABLE_CHANNELS.has(channel)) {
+        c.nextSeq = this.durable.nextSeq(key.slice(0, sep), channel);
       }
       this.#channels.set(key, c);
     }
@@ -159,14 +173,12 @@ export class EventBus {
     return this.durable !== null && DURABLE_CHANNELS.has(channel);
   }
 
-  /** Publish; returns the stored event. Never blocks. */
+  /** Publish; returns the stored event. Never blocks (durable channels write behind). */
   publish(scope: string, channel: string, payload: unknown): BusEvent {
     const key = EventBus.#key(scope, channel);
     const c = this.#chan(key);
-    const ts = nowNs();
-    const seq = this.#isDurable(channel) ? this.durable!.append(key, ts, payload) : c.nextSeq;
-    c.nextSeq = seq + 1;
-    const e: BusEvent = { channel, seq, ts, payload };
+    const e: BusEvent = { channel, seq: c.nextSeq++, ts: nowNs(), payload };
+    if (this.#isDurable(channel)) this.durable!.append(scope, channel, e);
     c.ring.push(e);
     if (c.ring.length > RING_SIZE) c.ring.shift();
     for (const s of c.subs) s.offer(e);
@@ -174,21 +186,44 @@ export class EventBus {
   }
 
   /**
-   * Events with seq > since (all retained when `since` is null), ascending; `limit` keeps the
-   * newest. Durable channels read older history from the log.
+   * Events with seq > since (all retained when `since` is null), ascending, from the in-memory
+   * ring only; `limit` keeps the newest. See {@link history} for durable history.
    */
   read(scope: string, channel: string, since: number | null, limit = RING_SIZE): BusEvent[] {
-    const key = EventBus.#key(scope, channel);
-    if (this.#isDurable(channel)) return this.durable!.readSince(key, since, limit);
-    const c = this.#channels.get(key);
+    const c = this.#channels.get(EventBus.#key(scope, channel));
     if (!c) return [];
     const out = since === null ? c.ring : c.ring.filter((e) => e.seq > since);
     return out.slice(Math.max(0, out.length - limit));
   }
 
   /**
+   * `events.read`: like {@link read}, but a durable channel serves what the ring no longer
+   * (or, after a restart, not yet) holds from the journal (D-20).
+   */
+  history(
+    scope: string,
+    channel: string,
+    since: number | null,
+    limit = RING_SIZE,
+  ): Promise<BusEvent[]> {
+    if (!this.#isDurable(channel)) return Promise.resolve(this.read(scope, channel, since, limit));
+    const c = this.#chan(EventBus.#key(scope, channel));
+    const oldest = c.ring.length ? c.ring[0].seq : c.nextSeq;
+    // The ring answers when it holds every event after `since`, or the newest `limit` ones.
+    const covered = since === null
+      ? oldest === 0 || c.ring.length >= limit
+      : since >= oldest - 1 || (c.ring.length >= limit && c.nextSeq - 1 - since >= limit);
+    if (covered) return Promise.resolve(this.read(scope, channel, since, limit));
+    return this.durable!.readLatest(scope, channel, since, limit);
+  }
+
+  /**
    * Subscribe: replay events with seq > since through the subscription's queue (so replay is
    * bounded like live traffic), then push live ones. With `since` null only live events flow.
+   * Durable channels replay from the journal (D-20): at most one queue's worth, the rest is
+   * reported as a gap the consumer fills with `events.read` (the seed's consumer algorithm).
+   * Live events published while the journal is read are held back and delivered after the
+   * replay, in order.
    */
   subscribe(
     scope: string,
@@ -199,20 +234,35 @@ export class EventBus {
     const key = EventBus.#key(scope, channel);
     const c = this.#chan(key);
     const sub = new Subscription(channel, deliver);
-    if (since !== null) {
-      if (this.#isDurable(channel)) {
-        // Replay at most one queue's worth from disk; the rest is reported as a gap the
-        // consumer fills with events.read (the seed's consumer algorithm).
-        const batch = this.durable!.readAfter(key, since, SUBSCRIBER_QUEUE);
+    if (since === null) {
+      c.subs.add(sub);
+      return sub;
+    }
+    const oldest = c.ring.length ? c.ring[0].seq : c.nextSeq;
+    if (!this.#isDurable(channel) || since >= oldest - 1) {
+      for (const e of c.ring) if (e.seq > since) sub.offer(e);
+      c.subs.add(sub);
+      return sub;
+    }
+    sub.replaying = this.durable!.readAfter(scope, channel, since, SUBSCRIBER_QUEUE).then(
+      (batch) => {
+        if (sub.closed) return;
         for (const e of batch) sub.offer(e);
         const last = batch.length ? batch[batch.length - 1].seq : since;
-        const newest = c.nextSeq - 1;
-        if (newest > last) sub.offerGap(newest - last, newest);
-      } else {
-        for (const e of c.ring) if (e.seq > since) sub.offer(e);
-      }
-    }
-    c.subs.add(sub);
+        const first = c.ring.length ? c.ring[0].seq : c.nextSeq;
+        if (first > last + 1) sub.offerGap(first - 1 - last, first - 1);
+        for (const e of c.ring) if (e.seq > last) sub.offer(e);
+      },
+      () => {
+        // The journal could not be read: tell the consumer what it missed instead of hiding it.
+        const first = c.ring.length ? c.ring[0].seq : c.nextSeq;
+        if (first - 1 > since) sub.offerGap(first - 1 - since, first - 1);
+        for (const e of c.ring) sub.offer(e);
+      },
+    ).finally(() => {
+      if (!sub.closed && this.#channels.get(key) === c) c.subs.add(sub);
+      sub.replaying = null;
+    });
     return sub;
   }
 

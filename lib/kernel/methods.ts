@@ -15,6 +15,8 @@ import type { SessionHost } from "./session_host.ts";
 import type { Task, TaskRegistry } from "./tasks.ts";
 import { complete } from "./complete.ts";
 import { availableTier } from "./tier.ts";
+import type { KernelJournal } from "./kernel_journal.ts";
+import { addJournalMethods } from "./methods_journal.ts";
 
 /** One connection's attachment. */
 export interface Attachment {
@@ -28,6 +30,8 @@ export interface Attachment {
 export interface KernelServices {
   bus: EventBus;
   tasks: TaskRegistry;
+  /** The journal and content store (null: this kernel keeps none). (issue 7) */
+  journal?: KernelJournal | null;
   /** The named session, created (and started) on first use. */
   session(name: string): Promise<SessionHost>;
   /** Connections currently open (debug counters). */
@@ -227,6 +231,7 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
     const elide = optElide(p);
     const a = att(conn);
     const t = k.tasks.create(a.session.name, src, position, elide, a.tty);
+    k.journal?.notePrincipal(t, a.principal); // the journal row's principal (issue 7)
     a.session.submit(t);
     const handle = { task: t.ref, events: t.channel };
     if (background) return handle;
@@ -293,11 +298,12 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
     });
   }
 
-  add("events.read", (p, conn) => {
+  add("events.read", async (p, conn) => {
     const channel = validChannel(p, "events.read");
     const since = p.since === undefined || p.since === null ? null : optUint(p, "since")!;
     const limit = optUint(p, "limit");
-    const events = k.bus.read(att(conn).session.name, channel, since, limit ?? undefined);
+    // Durable channels read from the journal what the ring does not hold (D-20).
+    const events = await k.bus.history(att(conn).session.name, channel, since, limit ?? undefined);
     return { channel, events };
   });
 
@@ -349,6 +355,8 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
     }
     return { channel, subscribed: false, was_subscribed: s !== undefined };
   });
+
+  addJournalMethods(m, k.journal ?? null); // blob.get, journal.query, journal.get (issue 7)
 
   // Diagnostics for tests and operators: live counters only, no session data.
   add("kernel.stats", () => ({ ...k.stats(), subscriptions: liveSubs.size }));

@@ -118,12 +118,16 @@ export class ChannelBus {
   }
 
   /**
-   * A stream source of `name`'s events: the ring (only `seq > since` when given) then live
-   * events through a bounded queue of `capacity`.
+   * A stream source of `name`'s events: the ring (only `seq > since` when given; nothing for
+   * `"live"`) then live events through a bounded queue of `capacity`.
    */
-  subscribe(name: string, since: number | null, capacity = SUBSCRIBER_CAPACITY): Source {
+  subscribe(
+    name: string,
+    since: number | null | "live",
+    capacity = SUBSCRIBER_CAPACITY,
+  ): Source {
     const c = this.chan(name);
-    const replay = c.replay(since ?? -1);
+    const replay = since === "live" ? [] : c.replay(since ?? -1);
     const q = new DropQueue(capacity);
     if (this.closed) q.close();
     else c.subs.add(q);

@@ -168,8 +168,9 @@ registerCallForm("channel", (_ev, a) => {
 });
 
 /**
- * `on(channel, handler)`: subscribe now (replay, then live — like `.events().each(handler)`),
- * then run the handler for every event in a task.
+ * `on(channel, handler)`: subscribe now (live: events published from this call on — the
+ * subscription exists before the task starts, so none is lost in between), then run the
+ * handler for every event in a task.
  */
 registerCallForm("on", (ev, a) => {
   checkNamed("on", a);
@@ -191,7 +192,7 @@ registerCallForm("on", (ev, a) => {
       a.span,
     );
   }
-  const src = busOf(ev).subscribe(name, null);
+  const src = busOf(ev).subscribe(name, "live");
   // Cancel releases the subscription; suspend holds the handler at its next event while events
   // keep queueing (bounded, with `{dropped: n}` markers) — see tasks.ts.
   return ev.spawnTask(

@@ -116,6 +116,14 @@ Deno.test("on(channel, handler) runs a task; cancel ends it; suspend/resume", as
   await fails('on(channel("x"), 5)', "type_error");
   await fails('on("x")', "arg_error");
   assert.equal(await run('on("named", e => e).cancel()'), "null");
+  // Handlers see events published after on(), not the replay ring.
+  assert.equal(
+    await run(
+      'channel("h").emit("old")\nlet h = on("h", e => channel("seen").emit(e.payload))\n' +
+        'channel("h").emit("new")\nchannel("seen").take(timeout: 1s)',
+    ),
+    '"new"',
+  );
 });
 
 Deno.test("a slow consumer cannot make a channel grow: bounded queue + in-order marker", async () => {

@@ -1,0 +1,95 @@
+/**
+ * The event bus's {@link DurableLog} over the store's event log (protocol §13, D-20): the
+ * `journal` and `session.transcript` streams keep dense sequence numbers per (channel, scope)
+ * that continue across kernel restarts.
+ *
+ * The bus assigns sequence numbers synchronously (publish never waits on disk) from counters
+ * seeded once at start with `EventLog.listChannels()`; every event is then appended behind with
+ * its explicit `seq`, which the store checks is the stream's next one — a second writer is
+ * detected (`event_seq_conflict`) instead of interleaved. Appends travel through the journal's
+ * single FIFO connection queue, so a later read always sees earlier appends.
+ *
+ * Timestamps: the bus uses ns since the epoch, the store ms; bus timestamps are whole ms
+ * (`nowNs()`), so nothing is lost.
+ *
+ * @module
+ */
+
+import type { EventLog, StoredEvent } from "../store/mod.ts";
+import type { BusEvent, DurableLog } from "./event_bus.ts";
+
+function toBus(e: StoredEvent): BusEvent {
+  return { channel: e.channel, seq: e.seq, ts: e.ts * 1_000_000, payload: e.payload };
+}
+
+/** A write-behind {@link DurableLog} over the store's `EventLog`. */
+export class StoreDurableLog implements DurableLog {
+  readonly #log: EventLog;
+  readonly #next = new Map<string, number>();
+  readonly #onError: (e: unknown) => void;
+  #pending = 0;
+  #idle: Array<() => void> = [];
+
+  private constructor(log: EventLog, onError: (e: unknown) => void) {
+    this.#log = log;
+    this.#onError = onError;
+  }
+
+  /** Seed the counters of every stream the journal knows. */
+  static async open(log: EventLog, onError: (e: unknown) => void): Promise<StoreDurableLog> {
+    const d = new StoreDurableLog(log, onError);
+    for (const s of await log.listChannels()) {
+      d.#next.set(`${s.scope}\u0000${s.channel}`, s.nextSeq);
+    }
+    return d;
+  }
+
+  nextSeq(scope: string, channel: string): number {
+    return this.#next.get(`${scope}\u0000${channel}`) ?? 0;
+  }
+
+  append(scope: string, channel: string, e: BusEvent): void {
+    this.#next.set(`${scope}\u0000${channel}`, e.seq + 1);
+    this.#pending++;
+    this.#log.append(channel, e.payload, { scope, ts: Math.floor(e.ts / 1_000_000), seq: e.seq })
+      .then(
+        () => {},
+        (err) =>
+          this.#onError(
+            new Error(
+              `journal: event ${channel} seq ${e.seq} (session ${
+                JSON.stringify(scope)
+              }) was not persisted: ${(err as Error)?.message ?? err}`,
+              { cause: err },
+            ),
+          ),
+      )
+      .finally(() => {
+        if (--this.#pending === 0) { for (const f of this.#idle.splice(0)) f(); }
+      });
+  }
+
+  async readLatest(
+    scope: string,
+    channel: string,
+    since: number | null,
+    limit: number,
+  ): Promise<BusEvent[]> {
+    return (await this.#log.readLatest(channel, limit, { scope, since })).map(toBus);
+  }
+
+  async readAfter(
+    scope: string,
+    channel: string,
+    since: number,
+    limit: number,
+  ): Promise<BusEvent[]> {
+    return (await this.#log.readSince(channel, since, limit, { scope })).map(toBus);
+  }
+
+  /** Resolves once every append issued so far has settled (shutdown, tests). */
+  flushed(): Promise<void> {
+    if (this.#pending === 0) return Promise.resolve();
+    return new Promise((r) => this.#idle.push(r));
+  }
+}

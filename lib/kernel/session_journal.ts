@@ -1,0 +1,424 @@
+/**
+ * The journal inside a session Worker (issue 7): the evaluator's {@link JournalPort} (effects
+ * and undo inverses the builtins report, the `journal`/`undo` heads), statement-by-statement
+ * evaluation for per-statement rows, the exec's outputs (small ones inline as previews, larger
+ * ones into the CAS, which this worker opens itself so blob I/O never touches the kernel's main
+ * thread), and `val:blake3:` ref resolution in the language.
+ *
+ * @module
+ */
+
+import type { Program, Stmt } from "../syntax/ast.ts";
+import {
+  acquireHasher,
+  type Blake3Hasher,
+  ContentStore,
+  type Effect,
+  type OutputRecord,
+  PREVIEW_MAX_BYTES,
+  type StatementInput,
+  type UndoCheck,
+} from "../store/mod.ts";
+import { fail } from "../value/errors.ts";
+import {
+  BytesV,
+  DateTimeV,
+  type ErrorV,
+  ListV,
+  OutcomeV,
+  RecordV,
+  TableV,
+  type Value,
+} from "../value/types.ts";
+import { decodeWire, encodeBounded } from "../value/wire.ts";
+import { jsonToValue } from "../value/json.ts";
+import { isPromise, type MaybePromise } from "../eval/maybe.ts";
+import type { Evaluator } from "../eval/mod.ts";
+import { installHooks } from "../eval/evaluator.ts";
+import type {
+  EffectInfo,
+  JournalPort,
+  JournalQuery,
+  UndoIntent as PortIntent,
+} from "../eval/journal_port.ts";
+import type {
+  ExecRecord,
+  JournalInit,
+  JReplyMsg,
+  JReqMsg,
+  UndoIntent,
+} from "./journal_messages.ts";
+
+/** Value blobs above this many bytes of wire JSON keep only the response's elided form. */
+const VALUE_BLOB_MAX = 4 * 1024 * 1024;
+/** Files up to this size are fingerprinted with a BLAKE3 hash, larger ones by size + mtime. */
+const HASH_FINGERPRINT_MAX = 8 * 1024 * 1024;
+
+const enc = new TextEncoder();
+const strict = new TextDecoder("utf-8", { fatal: true });
+
+/** One statement's journal facts, gathered while it runs. */
+interface StmtFacts {
+  stmt: Stmt;
+  startedAt: number;
+  t0: number;
+  value: Value | undefined;
+  error: ErrorV | null;
+}
+
+/** The worker-side journal of one session. */
+export class SessionJournal implements JournalPort {
+  readonly cas: ContentStore;
+  readonly #hasher: Blake3Hasher;
+  readonly #post: (m: JReqMsg) => void;
+  readonly #replies = new Map<
+    number,
+    { resolve: (v: unknown) => void; reject: (e: unknown) => void }
+  >();
+  #nextRid = 1;
+  #effects: Effect[] = [];
+  #undo: Array<{ intent: PortIntent; precondition: UndoCheck[] }> = [];
+  #warnings: string[] = [];
+
+  private constructor(cas: ContentStore, hasher: Blake3Hasher, post: (m: JReqMsg) => void) {
+    this.cas = cas;
+    this.#hasher = hasher;
+    this.#post = post;
+  }
+
+  /** Open the shared CAS and install the `val:blake3:` resolver for this worker's evaluator. */
+  static async open(init: JournalInit, post: (m: JReqMsg) => void): Promise<SessionJournal> {
+    const j = new SessionJournal(await ContentStore.open(init.casDir), await acquireHasher(), post);
+    installHooks({ resolveCasRef: (_ev, ref, span) => j.resolveRef(ref, span) });
+    return j;
+  }
+
+  // ---- JournalPort ---------------------------------------------------------------------------
+
+  effect(e: EffectInfo): void {
+    if (this.#effects.length < 1000) this.#effects.push({ ...e });
+  }
+
+  undoable(u: PortIntent): void {
+    if (this.#undo.length >= 64) return;
+    try {
+      // The state the inverse expects, taken right after the mutation (synchronously, so a
+      // later statement's change is detected as staleness, not absorbed).
+      const pre: UndoCheck[] = u.kind === "trash_move"
+        ? [this.#fingerprint(u.trash), { path: u.original, expect: "absent" }]
+        : u.kind === "move_back"
+        ? [this.#fingerprint(u.from), { path: u.to, expect: "absent" }]
+        : [this.#fingerprint(u.path)];
+      this.#undo.push({ intent: u, precondition: pre });
+    } catch (e) {
+      this.#warnings.push(`no undo inverse recorded: ${(e as Error).message}`);
+    }
+  }
+
+  #fingerprint(path: string): UndoCheck {
+    const st = Deno.lstatSync(path);
+    if (st.isSymlink) throw new Error(`${path} is a symlink (never fingerprinted)`);
+    const mtimeMs = st.mtime?.getTime();
+    if (st.isDirectory) {
+      return mtimeMs === undefined ? { path, expect: "dir" } : { path, expect: "dir", mtimeMs };
+    }
+    if (!st.isFile) throw new Error(`${path} is not a regular file or directory`);
+    const c: UndoCheck = { path, expect: "file", size: st.size };
+    if (mtimeMs !== undefined) c.mtimeMs = mtimeMs;
+    if (st.size <= HASH_FINGERPRINT_MAX) {
+      this.#hasher.reset();
+      this.#hasher.update(Deno.readFileSync(path));
+      c.blake3 = this.#hasher.digestHex();
+    }
+    return c;
+  }
+
+  #ask(op: "query" | "undo", params: Record<string, unknown>): Promise<unknown> {
+    const rid = this.#nextRid++;
+    return new Promise((resolve, reject) => {
+      this.#replies.set(rid, { resolve, reject });
+      this.#post({ t: "jreq", rid, op, params });
+    });
+  }
+
+  /** The main thread answered a journal request. */
+  reply(m: JReplyMsg): void {
+    const p = this.#replies.get(m.rid);
+    if (!p) return;
+    this.#replies.delete(m.rid);
+    if (m.ok) p.resolve(m.result);
+    else p.reject(fail(m.error.code, m.error.message, m.error.hint ?? null));
+  }
+
+  async query(q: JournalQuery): Promise<Value> {
+    const rows = await this.#ask("query", { ...q }) as Array<Record<string, unknown>>;
+    return new TableV(rows.map((r) =>
+      new RecordV(
+        new Map<string, Value>([
+          ["id", r.id as number],
+          ["ts", new DateTimeV(BigInt(Math.round((r.ts as number) / 1e6)) * 1_000_000n, "UTC")],
+          ["principal", r.principal as string],
+          ["session", r.session as string],
+          ["src", r.src as string],
+          ["ok", r.ok as boolean | null],
+          ["status", r.status as number | null],
+          ["effects", new ListV((r.effects as Effect[]).map((e) => jsonToValue(e)))],
+        ]),
+      )
+    ));
+  }
+
+  async undo(id: number | null): Promise<Value> {
+    const r = await this.#ask("undo", { id }) as {
+      journalId: number;
+      undone: Array<{ kind: string; path: string }>;
+    };
+    return new RecordV(
+      new Map<string, Value>([
+        ["id", r.journalId],
+        [
+          "undone",
+          new ListV(
+            r.undone.map((u) =>
+              new RecordV(new Map<string, Value>([["kind", u.kind], ["path", u.path]]))
+            ),
+          ),
+        ],
+      ]),
+    );
+  }
+
+  // ---- val:blake3 refs -----------------------------------------------------------------------
+
+  /** `"val:blake3:<hex>"` as a method receiver: the stored value (wire JSON) or its bytes. */
+  async resolveRef(ref: string, span: [number, number] | null): Promise<Value> {
+    let data: Uint8Array;
+    try {
+      data = await this.cas.get(ref);
+    } catch (e) {
+      const code = (e as { code?: string }).code;
+      if (code === "blob_not_found" || code === "bad_ref") {
+        throw fail(
+          "not_found",
+          `cannot resolve \`${ref}\`: no such blob in the content store`,
+          null,
+          span,
+        );
+      }
+      throw fail("io_error", `cannot load \`${ref}\`: ${(e as Error).message}`, null, span);
+    }
+    try {
+      const w = JSON.parse(strict.decode(data));
+      if (w !== null && typeof w === "object" && typeof (w as { $?: unknown }).$ === "string") {
+        return decodeWire(w);
+      }
+    } catch { /* not a value blob */ }
+    return new BytesV(data, ref);
+  }
+
+  // ---- exec records --------------------------------------------------------------------------
+
+  /** Forget what the previous exec observed. */
+  startExec(): void {
+    this.#effects = [];
+    this.#undo = [];
+    this.#warnings = [];
+  }
+
+  /** An output: inline preview when small UTF-8 text, else a CAS blob (failures → warnings). */
+  async output(kind: string, bytes: Uint8Array, truncated = false): Promise<OutputRecord | null> {
+    if (bytes.length === 0) return null;
+    if (bytes.length <= PREVIEW_MAX_BYTES) {
+      try {
+        const o: OutputRecord = { kind, len: bytes.length, preview: strict.decode(bytes) };
+        if (truncated) o.truncated = true;
+        return o;
+      } catch { /* binary: store it */ }
+    }
+    try {
+      const r = await this.cas.put(bytes);
+      const o: OutputRecord = { kind, len: bytes.length, ref: r.ref };
+      if (truncated) o.truncated = true;
+      return o;
+    } catch (e) {
+      this.#warnings.push(`storing the ${kind} output failed: ${(e as Error).message}`);
+      return null;
+    }
+  }
+
+  /** Build the exec's journal record (CAS puts happen here, in this worker). */
+  async record(
+    value: Value | undefined,
+    raised: ErrorV | null,
+    responseWire: unknown,
+    render: string,
+    facts: StmtFacts[],
+    source: string,
+    t0: number,
+    cancelled: boolean,
+    outcomeOut: (o: OutcomeV) => Value,
+  ): Promise<ExecRecord> {
+    const outputs: OutputRecord[] = [];
+    const push = (o: OutputRecord | null) => o && outputs.push(o);
+    if (value !== undefined && raised === null) {
+      const full = encodeBounded(value, VALUE_BLOB_MAX, outcomeOut);
+      const wire = full ?? responseWire;
+      if (wire !== undefined) {
+        push(await this.output("value", enc.encode(JSON.stringify(wire)), full === null));
+      }
+    }
+    if (render !== "") push(await this.output("render", enc.encode(render)));
+    const last = raised ?? value;
+    if (last instanceof OutcomeV) {
+      push(await this.output("stdout", last.stdout, last.stdoutTruncated));
+      push(await this.output("stderr", last.stderr, last.stderrTruncated));
+    } else if (raised?.stderr) {
+      push(await this.output("stderr", enc.encode(raised.stderr)));
+    }
+    const undo: UndoIntent[] = [];
+    for (const { intent: u, precondition } of this.#undo) {
+      if (u.kind === "restore_bytes") {
+        try {
+          // Power-loss durable: these bytes exist nowhere else.
+          const r = await this.cas.put(u.prior, { fsync: true });
+          undo.push({ kind: "restore_bytes", data: { path: u.path, prior: r.ref }, precondition });
+        } catch (e) {
+          this.#warnings.push(`no undo inverse for ${u.path}: ${(e as Error).message}`);
+        }
+      } else if (u.kind === "trash_move") {
+        undo.push({
+          kind: "trash_move",
+          data: { original: u.original, trash: u.trash },
+          precondition,
+        });
+      } else {
+        undo.push({ kind: "move_back", data: { from: u.from, to: u.to }, precondition });
+      }
+    }
+    const semOk = raised === null && !(value instanceof OutcomeV && !value.ok);
+    const status = raised === null
+      ? "ok"
+      : cancelled || raised.code === "cancelled"
+      ? "cancelled"
+      : "error";
+    const out = last instanceof OutcomeV ? last : null;
+    return {
+      status,
+      ok: semOk,
+      durationNs: Math.round((performance.now() - t0) * 1e6),
+      exitStatus: out?.status ?? raised?.status ?? null,
+      signal: out?.signal ?? null,
+      outputs,
+      error: raised ? { code: raised.code, message: raised.msg } : null,
+      effects: this.#effects,
+      statements: facts.map((f) => statementRow(f, source)),
+      undo,
+      warnings: this.#warnings,
+    };
+  }
+}
+
+function statementRow(f: StmtFacts, source: string): StatementInput {
+  const bytes = enc.encode(source);
+  const text = new TextDecoder().decode(bytes.subarray(f.stmt.span[0], f.stmt.span[1]));
+  const v = f.value;
+  const status = f.error ? (f.error.code === "cancelled" ? "cancelled" : "error") : "ok";
+  const out = v instanceof OutcomeV ? v : null;
+  const row: StatementInput = {
+    source: text,
+    ast: f.stmt,
+    startedAt: f.startedAt,
+    status,
+    ok: f.error === null && !(out !== null && !out.ok),
+    durationNs: Math.round((performance.now() - f.t0) * 1e6),
+    exitStatus: out?.status ?? f.error?.status ?? null,
+    signal: out?.signal ?? null,
+    error: f.error ? { code: f.error.code, message: f.error.msg } : null,
+  };
+  return row;
+}
+
+/**
+ * Evaluate a program one top-level statement at a time (same semantics as
+ * `evalProgram(program, position)`: non-final values go to the sink, an `exit` stops the rest)
+ * so each statement gets its own journal row. `facts` receives one entry per statement run.
+ */
+export function evalByStatement(
+  ev: Evaluator,
+  program: Program,
+  position: "stmt" | "value",
+  facts: StmtFacts[],
+  toError: (e: unknown) => ErrorV,
+): MaybePromise<Value> {
+  const body = program.body;
+  if (body.length <= 1) {
+    if (body.length === 1) {
+      facts.push({
+        stmt: body[0],
+        startedAt: Date.now(),
+        t0: performance.now(),
+        value: undefined,
+        error: null,
+      });
+    }
+    const f = facts[facts.length - 1];
+    const done = (v: Value) => {
+      if (f) f.value = v;
+      return v;
+    };
+    const failed = (e: unknown): never => {
+      if (f) f.error = toError(e);
+      throw e;
+    };
+    try {
+      const r = ev.evalProgram(program, position);
+      return isPromise(r) ? r.then(done, failed) : done(r);
+    } catch (e) {
+      return failed(e);
+    }
+  }
+  const step = (i: number): MaybePromise<Value> => {
+    for (; i < body.length; i++) {
+      const last = i === body.length - 1;
+      const f: StmtFacts = {
+        stmt: body[i],
+        startedAt: Date.now(),
+        t0: performance.now(),
+        value: undefined,
+        error: null,
+      };
+      facts.push(f);
+      const one: Program = { ...program, body: [body[i]], span: body[i].span };
+      let r: MaybePromise<Value>;
+      try {
+        r = ev.evalProgram(one, last ? position : "stmt");
+      } catch (e) {
+        f.error = toError(e);
+        throw e;
+      }
+      const after = (v: Value): MaybePromise<Value> | typeof CONTINUE => {
+        f.value = v;
+        if (last || ev.pendingExit !== null) return v;
+        const s = ev.sink(v);
+        return isPromise(s) ? s.then(() => step(i + 1)) : CONTINUE;
+      };
+      if (isPromise(r)) {
+        return r.then((v) => {
+          const a = after(v);
+          return a === CONTINUE ? step(i + 1) : a;
+        }, (e) => {
+          f.error = toError(e);
+          throw e;
+        });
+      }
+      const a = after(r);
+      if (a !== CONTINUE) return a;
+    }
+    return null;
+  };
+  return step(0);
+}
+
+const CONTINUE = Symbol("continue");
+
+export type { StmtFacts };
