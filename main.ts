@@ -33,6 +33,19 @@ export const SUBCOMMANDS: Map<string, Subcommand> = new Map();
 
 SUBCOMMANDS.set("kernel", async (args) => (await import("./lib/kernel/cli.ts")).kernelMain(args));
 SUBCOMMANDS.set("mcp", async (args) => (await import("./lib/mcp/mod.ts")).mcpMain(args));
+// Journal, retention and undo over the state directory (issue 7).
+SUBCOMMANDS.set(
+  "journal",
+  async (args) => (await import("./lib/kernel/journal_cli.ts")).journalMain(args),
+);
+SUBCOMMANDS.set(
+  "gc",
+  async (args) => (await import("./lib/kernel/journal_cli.ts")).gcCliMain(args),
+);
+SUBCOMMANDS.set(
+  "undo",
+  async (args) => (await import("./lib/kernel/journal_cli.ts")).undoCliMain(args),
+);
 
 const enc = new TextEncoder();
 
