@@ -1,0 +1,364 @@
+/**
+ * MCP facade benchmark; every ratio is against a baseline measured in the same run.
+ *
+ *   deno run -A --unstable-worker-options bench/mcp.ts [--quick] [--no-peers]
+ *
+ * 1. `tools/call shoal_exec "1 + 2"` round trip (both protocol eras) vs the kernel's own
+ *    `exec` round trip over the socket (target ≤ 2×).
+ * 2. Cold start to the first tool result: spawn `shoal-mcp`, handshake, first `shoal_exec`, with
+ *    a kernel already running and from nothing (the facade autostarts the kernel).
+ * 3. The same commands (`true`, `echo hi`, ~1 MB of output) through `shoal_exec` and through two
+ *    other MCP shell servers, `@wonderwhy-er/desktop-commander` and `mcp-server-commands`,
+ *    installed with npm into a temp directory for this run only (never a project dependency);
+ *    run alternately A B C A B C, reported as medians, ratios and what each returns.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { Client } from "@modelcontextprotocol/client";
+import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
+import { KernelClient } from "../lib/client/mod.ts";
+
+const root = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url));
+const MAIN = root("main.ts");
+const MCP = root("mcp.ts");
+const CONFIG = root("deno.json");
+const DENO_RUN = ["run", "-A", "--unstable-worker-options", "--config", CONFIG];
+
+const quick = Deno.args.includes("--quick");
+const peers = !Deno.args.includes("--no-peers");
+const N = quick ? 100 : 1000;
+const ROUNDS = quick ? 5 : 20;
+
+type Stats = { median: number; p90: number; p99: number };
+
+function stats(xs: number[]): Stats {
+  const s = [...xs].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))];
+  return { median: at(0.5), p90: at(0.9), p99: at(0.99) };
+}
+
+const ms = (x: number) => `${x.toFixed(3)} ms`;
+const fmt = (s: Stats) => `median ${ms(s.median)}  p90 ${ms(s.p90)}  p99 ${ms(s.p99)}`;
+
+/** A kernel subprocess on `socket`; resolves once it prints its ready line. */
+async function startKernel(socket: string, cwd: string): Promise<Deno.ChildProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [...DENO_RUN, MAIN, "kernel", "--socket", socket, "--ephemeral"],
+    cwd,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let seen = "";
+  while (!seen.includes("shoal-kernel: ready")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`kernel exited: ${seen}`);
+    seen += value;
+  }
+  (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })().catch(() => {});
+  return child;
+}
+
+interface Mcp {
+  client: Client;
+  stderr: () => string;
+}
+
+async function connect(
+  command: string,
+  args: string[],
+  opts: { env?: Record<string, string>; cwd?: string; modern?: boolean } = {},
+): Promise<Mcp> {
+  let err = "";
+  const transport = new StdioClientTransport({
+    command,
+    args,
+    env: { ...Deno.env.toObject(), ...(opts.env ?? {}) },
+    stderr: "pipe",
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+  });
+  transport.stderr?.on("data", (d: Uint8Array | string) => {
+    err += typeof d === "string" ? d : new TextDecoder().decode(d);
+  });
+  const client = new Client(
+    { name: "shoal-bench", version: "1" },
+    opts.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
+  );
+  await client.connect(transport);
+  return { client, stderr: () => err };
+}
+
+const shoalMcp = (socket: string, session: string, modern = false, env = {}, cwd?: string) =>
+  connect(Deno.execPath(), [...DENO_RUN, MCP, "--socket", socket, "--session", session], {
+    modern,
+    env,
+    cwd,
+  });
+
+async function pidsMentioning(needle: string): Promise<number[]> {
+  const out: number[] = [];
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^[0-9]+$/.test(e.name) || Number(e.name) === Deno.pid) continue;
+    try {
+      if ((await Deno.readTextFile(`/proc/${e.name}/cmdline`)).includes(needle)) {
+        out.push(Number(e.name));
+      }
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+/** A minimal newline-JSON-RPC client over a `shoal-mcp` subprocess (no SDK on our side). */
+async function rawMcp(socket: string, session: string) {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [...DENO_RUN, MCP, "--socket", socket, "--session", session],
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "null",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  const reader = child.stdout.pipeThrough(new TextDecoderStream()).getReader();
+  const enc = new TextEncoder();
+  let buf = "";
+  let id = 0;
+  const line = async () => {
+    while (!buf.includes("\n")) {
+      const { value, done } = await reader.read();
+      if (done) throw new Error("shoal-mcp closed stdout");
+      buf += value;
+    }
+    const i = buf.indexOf("\n");
+    const l = buf.slice(0, i);
+    buf = buf.slice(i + 1);
+    return l;
+  };
+  const send = (msg: unknown) => writer.write(enc.encode(JSON.stringify(msg) + "\n"));
+  const call = async (method: string, params: unknown) => {
+    const my = ++id;
+    await send({ jsonrpc: "2.0", id: my, method, params });
+    for (;;) {
+      const m = JSON.parse(await line());
+      if (m.id === my) {
+        if (m.error) throw new Error(JSON.stringify(m.error));
+        return m.result;
+      }
+    }
+  };
+  await call("initialize", {
+    protocolVersion: "2025-11-25",
+    capabilities: {},
+    clientInfo: { name: "raw", version: "1" },
+  });
+  await send({ jsonrpc: "2.0", method: "notifications/initialized" });
+  return {
+    call,
+    async close() {
+      await writer.close();
+      await child.status;
+    },
+  };
+}
+
+/** A one-line summary of what a tool call returned. */
+function describe(r: Record<string, unknown>): string {
+  const content = (r.content ?? []) as Array<Record<string, unknown>>;
+  const kinds = content.map((c) => c.type).join("+");
+  const first = content.find((c) => c.type === "text")?.text as string | undefined;
+  const textLen = content.reduce((n, c) => n + (typeof c.text === "string" ? c.text.length : 0), 0);
+  const sc = r.structuredContent === undefined
+    ? "no structuredContent"
+    : `structuredContent keys [${Object.keys(r.structuredContent as object).join(", ")}]`;
+  const head = JSON.stringify((first ?? "").slice(0, 80));
+  return `${kinds}; ${sc}; text ${textLen} chars, starts ${head}${r.isError ? "; isError" : ""}`;
+}
+
+async function main(): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-bench-mcp-" });
+  const socket = join(dir, "run", "k.sock");
+  console.log(`# shoal-mcp benchmark (${quick ? "quick" : "full"}: ${N} round trips)`);
+  const kernel = await startKernel(socket, dir);
+  const cleanups: Array<() => Promise<unknown> | unknown> = [];
+  try {
+    // 1. Round trips, interleaved (A B C D A B C D …) so load drift hits every variant alike.
+    const kc = await KernelClient.connect({ socket, attach: { session: "bench-kernel" } });
+    cleanups.push(() => kc.close());
+    const raw = await rawMcp(socket, "bench-raw");
+    cleanups.push(() => raw.close());
+    const legacy = await shoalMcp(socket, "bench-legacy");
+    cleanups.push(() => legacy.client.close());
+    const modern = await shoalMcp(socket, "bench-modern", true);
+    cleanups.push(() => modern.client.close());
+    const args = { name: "shoal_exec", arguments: { src: "1 + 2" } };
+    const variants: Array<[string, () => Promise<unknown>]> = [
+      ["kernel exec (KernelClient)", () => kc.call("exec", { src: "1 + 2", position: "value" })],
+      ["tools/call, raw JSON-RPC client", () => raw.call("tools/call", args)],
+      ["tools/call, SDK client, 2025 era", () => legacy.client.callTool(args)],
+      ["tools/call, SDK client, 2026-07-28", () => modern.client.callTool(args)],
+    ];
+    const times = variants.map(() => [] as number[]);
+    for (let i = 0; i < N + 100; i++) {
+      for (let v = 0; v < variants.length; v++) {
+        const t = performance.now();
+        await variants[v][1]();
+        if (i >= 100) times[v].push(performance.now() - t); // the first 100 rounds warm up
+      }
+    }
+    console.log(`\n## 1. round trip of "1 + 2" (${N} interleaved rounds)`);
+    const kMedian = stats(times[0]).median;
+    for (let v = 0; v < variants.length; v++) {
+      const s = stats(times[v]);
+      const ratio = s.median / kMedian;
+      const note = v === 0
+        ? ""
+        : `  ${ratio.toFixed(2)}× kernel${
+          v === 1 ? (ratio <= 2 ? " (target ≤ 2×: met)" : " (target ≤ 2×: MISSED)") : ""
+        }`;
+      console.log(`${variants[v][0].padEnd(36)} ${fmt(s)}${note}`);
+    }
+    console.log(
+      "(the raw client measures the facade itself; the SDK rows add the SDK client's own work, " +
+        "e.g. validating structuredContent against the output schema)",
+    );
+
+    // 2. Cold starts.
+    console.log(`\n## 2. cold start to the first tool result`);
+    const cold = async (env: Record<string, string>, sock: string, cwd?: string) => {
+      const t0 = performance.now();
+      const m = await connect(Deno.execPath(), [...DENO_RUN, MCP, "--socket", sock], { env, cwd });
+      const tHandshake = performance.now() - t0;
+      const r = await m.client.callTool({ name: "shoal_exec", arguments: { src: "1 + 2" } });
+      const total = performance.now() - t0;
+      if ((r.content as Array<{ text?: string }>)[0].text !== "3") throw new Error("bad result");
+      await m.client.close();
+      return { tHandshake, total, stderr: m.stderr() };
+    };
+    const warm: number[] = [];
+    for (let i = 0; i < (quick ? 2 : 5); i++) warm.push((await cold({}, socket)).total);
+    console.log(`kernel running     ${fmt(stats(warm))} (spawn + handshake + first shoal_exec)`);
+    const fromNothing: number[] = [];
+    for (let i = 0; i < (quick ? 1 : 3); i++) {
+      const d = await Deno.makeTempDir({ prefix: "shoal-bench-cold-" });
+      try {
+        const r = await cold({ XDG_STATE_HOME: join(d, "state") }, join(d, "k.sock"), d);
+        fromNothing.push(r.total);
+      } finally {
+        for (const pid of await pidsMentioning(d)) {
+          try {
+            Deno.kill(pid, "SIGTERM");
+          } catch { /* gone */ }
+        }
+        await new Promise((r) => setTimeout(r, 300));
+        await Deno.remove(d, { recursive: true }).catch(() => {});
+      }
+    }
+    console.log(`from nothing       ${fmt(stats(fromNothing))} (autostarts the kernel)`);
+
+    // 3. Peers.
+    console.log(`\n## 3. the same command through shoal_exec and two other MCP shell servers`);
+    if (!peers) {
+      console.log("skipped (--no-peers)");
+      return;
+    }
+    const peerDir = join(dir, "peers");
+    const t0 = performance.now();
+    const inst = await new Deno.Command("npm", {
+      args: [
+        "install",
+        "--prefix",
+        peerDir,
+        "--ignore-scripts",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+        "@wonderwhy-er/desktop-commander@0.2.52",
+        "mcp-server-commands@0.5.0",
+      ],
+      env: { ...Deno.env.toObject(), PUPPETEER_SKIP_DOWNLOAD: "1" },
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (!inst.success) {
+      console.log(`npm install failed: ${new TextDecoder().decode(inst.stderr).slice(0, 500)}`);
+      return;
+    }
+    console.log(`(npm install into ${peerDir}: ${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+    const home = join(dir, "home"); // peers write config/telemetry state under HOME
+    await Deno.mkdir(home);
+    const bin = (name: string) => join(peerDir, "node_modules", ".bin", name);
+    const peerEnv = { HOME: home };
+
+    const s0 = performance.now();
+    const dc = await connect(bin("desktop-commander"), [], { env: peerEnv, cwd: dir });
+    const dcTools = (await dc.client.listTools()).tools.map((t) => t.name);
+    const dcCold = performance.now() - s0;
+    cleanups.push(() => dc.client.close());
+    const s1 = performance.now();
+    const msc = await connect(bin("mcp-server-commands"), [], { env: peerEnv, cwd: dir });
+    const mscTools = (await msc.client.listTools()).tools.map((t) => t.name);
+    const mscCold = performance.now() - s1;
+    cleanups.push(() => msc.client.close());
+    const sh = await shoalMcp(socket, "bench-peers");
+    cleanups.push(() => sh.client.close());
+    console.log(
+      `desktop-commander 0.2.52: cold start to listTools ${ms(dcCold)}, ${dcTools.length} tools`,
+    );
+    console.log(
+      `mcp-server-commands 0.5.0: cold start to listTools ${ms(mscCold)}, ${mscTools.length} tools`,
+    );
+
+    const big = "head -c 1000000 /dev/zero | tr '\\0' a";
+    const cases: Array<[string, string, string]> = [
+      ["true", "^true", "true"],
+      ["echo hi", "echo hi", "echo hi"],
+      ["~1 MB of output", `sh { ${big} }`, big],
+    ];
+    for (const [label, shoalSrc, shell] of cases) {
+      const runs: Record<string, () => Promise<Record<string, unknown>>> = {
+        shoal_exec: () => sh.client.callTool({ name: "shoal_exec", arguments: { src: shoalSrc } }),
+        "desktop-commander start_process": () =>
+          dc.client.callTool({
+            name: "start_process",
+            arguments: { command: shell, timeout_ms: 10_000 },
+          }),
+        "mcp-server-commands run_command": () =>
+          msc.client.callTool({ name: "run_command", arguments: { command: shell } }),
+      };
+      const times: Record<string, number[]> = {};
+      const last: Record<string, Record<string, unknown>> = {};
+      for (const k of Object.keys(runs)) last[k] = await runs[k](); // warm-up
+      for (let i = 0; i < ROUNDS; i++) {
+        for (const [k, f] of Object.entries(runs)) { // alternate A B C A B C
+          const t = performance.now();
+          last[k] = await f();
+          (times[k] ??= []).push(performance.now() - t);
+        }
+      }
+      console.log(`\n### ${label}  (${ROUNDS} alternating rounds)`);
+      const base = stats(times.shoal_exec).median;
+      for (const k of Object.keys(runs)) {
+        const s = stats(times[k]);
+        const ratio = k === "shoal_exec" ? "" : `  = ${(s.median / base).toFixed(2)}× shoal_exec`;
+        console.log(`${k.padEnd(34)} median ${ms(s.median)}${ratio}`);
+        console.log(`${"".padEnd(34)} returns: ${describe(last[k])}`);
+      }
+    }
+  } finally {
+    for (const c of cleanups.reverse()) await Promise.resolve(c()).catch(() => {});
+    try {
+      kernel.kill("SIGTERM");
+    } catch { /* gone */ }
+    await kernel.status;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) {
+  await main();
+  Deno.exit(0);
+}
