@@ -50,6 +50,11 @@ class Channel {
   }
 }
 
+/** Drops the queue of a subscription that became garbage without being closed. */
+const ABANDONED = new FinalizationRegistry<{ subs: Set<DropQueue>; q: DropQueue }>(
+  ({ subs, q }) => subs.delete(q),
+);
+
 /** Replay of the ring, then live events from the subscriber queue. */
 class EventsSource implements Source {
   private i = 0;
@@ -131,7 +136,10 @@ export class ChannelBus {
     const q = new DropQueue(capacity);
     if (this.closed) q.close();
     else c.subs.add(q);
-    return new EventsSource(replay, new QueueSource(q, () => c.subs.delete(q)));
+    const src = new EventsSource(replay, new QueueSource(q, () => c.subs.delete(q)));
+    // An abandoned `events()` stream must not stay subscribed (and fed) forever.
+    ABANDONED.register(src, { subs: c.subs, q });
+    return src;
   }
 
   /**

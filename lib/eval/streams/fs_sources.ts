@@ -75,6 +75,15 @@ function fsKind(kind: Deno.FsEvent["kind"], path: string): string | null {
   }
 }
 
+/** Closes the OS watcher of a watch source that became garbage without being closed. */
+const ABANDONED = new FinalizationRegistry<Deno.FsWatcher>((w) => {
+  try {
+    w.close();
+  } catch {
+    // already closed
+  }
+});
+
 /** `watch(target, recursive:)`: `{path, kind, ts}` events. */
 export class WatchSource implements Source {
   private readonly watcher: Deno.FsWatcher;
@@ -102,6 +111,7 @@ export class WatchSource implements Source {
       throw ioError("watch", root, e);
     }
     this.it = this.watcher[Symbol.asyncIterator]();
+    ABANDONED.register(this, this.watcher, this);
   }
 
   pull(): Item | Promise<Item> {
@@ -151,6 +161,7 @@ export class WatchSource implements Source {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    ABANDONED.unregister(this);
     try {
       this.watcher.close();
     } catch {

@@ -197,3 +197,30 @@ Deno.test("spawned tasks: suspend holds them at their next wait, cancel stops th
   assert.equal(await run("a.await()", ev), "3");
   await fails("a.suspend(1)", "arg_error", undefined, ev);
 });
+
+Deno.test("an abandoned events() stream is unsubscribed once collected", async () => {
+  // Needs a collectable heap: run the check in a child Deno with --expose-gc.
+  const bus = new URL("../../../lib/eval/channels/bus.ts", import.meta.url).href;
+  const code = `
+    import { ChannelBus } from "${bus}";
+    const clock = { nowNs: () => 0n, zone: () => "UTC", sleep: () => Promise.resolve() };
+    const b = new ChannelBus(clock);
+    for (let i = 0; i < 50; i++) b.subscribe("gc", null);
+    const kept = b.subscribe("gc", null);
+    const before = b.subscriberCount("gc");
+    for (let i = 0; i < 20 && b.subscriberCount("gc") > 1; i++) {
+      globalThis.gc();
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    b.publish("gc", 1);
+    console.log(JSON.stringify([before, b.subscriberCount("gc"), kept.pull() !== undefined]));
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--v8-flags=--expose-gc", code],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const err = new TextDecoder().decode(out.stderr);
+  assert.ok(out.success, err);
+  assert.deepEqual(JSON.parse(new TextDecoder().decode(out.stdout)), [51, 1, true]);
+});
