@@ -204,7 +204,7 @@ export function callUser(
       if (!def.paramNames.has(k)) throw fail("arg_error", `unknown argument \`${k}\``, null, span);
     }
   }
-  const sc = new Scope(impl.env);
+  const sc = new Scope(impl.env, true);
   for (let i = 0; i < np; i++) {
     const p = params[i];
     let v: Value | undefined = named.size !== 0 ? named.get(p.name) : undefined;

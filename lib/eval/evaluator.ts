@@ -505,9 +505,16 @@ export class Evaluator implements Interp {
   /**
    * Session-only verbs (`cd`, `pushd`, `popd`, `jump`, `env.X =`) inside a closure body →
    * custom «… is only allowed at session top level; use `with cwd:` inside a fn body».
+   * With the caller's scope the test is exact (a call scope up the chain); without it the
+   * call depth is used, which a concurrently suspended task can inflate.
    */
-  requireTopLevel(verb: string, alt: "with cwd:" | "with env:", span: Span | null): void {
-    if (this.depth > 0) {
+  requireTopLevel(
+    verb: string,
+    alt: "with cwd:" | "with env:",
+    span: Span | null,
+    sc?: Scope,
+  ): void {
+    if (sc !== undefined ? sc.inCallBody() : this.depth > 0) {
       throw fail(
         "custom",
         `${verb} is only allowed at session top level; use \`${alt}\` inside a fn body`,

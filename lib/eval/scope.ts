@@ -28,7 +28,15 @@ export class Scope implements Cell {
   v: Value = null;
   mut = false;
   vars: Map<string, Cell> | null = null;
-  constructor(readonly parent: Scope | null) {}
+  /** `call`: the parameter scope of a closure call (marks a fn/lambda body). */
+  constructor(readonly parent: Scope | null, readonly call = false) {}
+
+  /** True inside a closure body: some scope up the chain is a call scope. */
+  inCallBody(): boolean {
+    // deno-lint-ignore no-this-alias
+    for (let s: Scope | null = this; s !== null; s = s.parent) if (s.call) return true;
+    return false;
+  }
 
   /** Declare (or re-declare, replacing) `name` in this scope. */
   declare(name: string, v: Value, mut = false): void {

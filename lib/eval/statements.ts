@@ -197,7 +197,7 @@ function compileEnvAssign(ev: Evaluator, s: EnvAssignStmt): CS {
   const V = compileExpr(ev, s.value);
   const { name, op, span } = s;
   return (sc) => {
-    ev.requireTopLevel("env.X =", "with env:", span);
+    ev.requireTopLevel("env.X =", "with env:", span, sc);
     if (op !== "=") {
       throw fail("type_error", `compound assignment \`${op}\` is not supported on env`, null, span);
     }

@@ -110,6 +110,16 @@ Deno.test("session-only verbs are refused inside fn bodies", async () => {
   await ev.evalSource('env.SHOAL_T = "x"');
   assert.equal(ev.env().get("SHOAL_T"), "x");
   assert.equal(Deno.env.get("SHOAL_T"), undefined);
+  // A task suspended inside a fn body does not make the top level look like a fn body.
+  const dir = tmp();
+  const ev2 = new Evaluator({ cwd: dir });
+  const v = await ev2.evalSource(
+    "fn f() { sh { sleep 0.2 }\n 1 }\nlet t = spawn { f() }\nsleep 20ms\ncd /\nt.await()",
+  );
+  assert.equal(v, 1);
+  assert.equal(ev2.cwd(), "/");
+  // An alias or lambda running a session verb inside a fn body is refused.
+  assert.equal((await code("alias go = cd /\nfn g() { go }\ng()")).err.code, "custom");
 });
 
 Deno.test("with cwd/env restores on every exit path", async () => {

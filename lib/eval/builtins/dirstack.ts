@@ -51,8 +51,8 @@ function atMostOne(verb: string, pos: Value[], span: Span): void {
 
 registerBuiltin("cd", {
   structured: false,
-  run({ ev }, args) {
-    ev.requireTopLevel("cd", "with cwd:", args.span);
+  run({ ev, sc }, args) {
+    ev.requireTopLevel("cd", "with cwd:", args.span, sc);
     atMostOne("cd", args.pos, args.span);
     const arg = args.pos[0];
     if (arg === "-") {
@@ -78,8 +78,8 @@ registerBuiltin("cd", {
 
 registerBuiltin("pushd", {
   structured: false,
-  run({ ev }, args) {
-    ev.requireTopLevel("pushd", "with cwd:", args.span);
+  run({ ev, sc }, args) {
+    ev.requireTopLevel("pushd", "with cwd:", args.span, sc);
     atMostOne("pushd", args.pos, args.span);
     if (args.pos.length === 0) {
       const top = ev.dirStack[0];
@@ -104,8 +104,8 @@ registerBuiltin("pushd", {
 
 registerBuiltin("popd", {
   structured: false,
-  run({ ev }, args) {
-    ev.requireTopLevel("popd", "with cwd:", args.span);
+  run({ ev, sc }, args) {
+    ev.requireTopLevel("popd", "with cwd:", args.span, sc);
     if (args.pos.length) throw fail("arg_error", "popd takes no arguments", null, args.span);
     const top = ev.dirStack.shift();
     if (top === undefined) throw fail("custom", "popd: directory stack is empty", null, args.span);
@@ -130,8 +130,8 @@ registerBuiltin("dirs", {
 for (const head of ["j", "jump"]) {
   registerBuiltin(head, {
     structured: false,
-    run({ ev }, args) {
-      ev.requireTopLevel(head, "with cwd:", args.span);
+    run({ ev, sc }, args) {
+      ev.requireTopLevel(head, "with cwd:", args.span, sc);
       if (args.pos.length > 1) {
         throw fail("arg_error", `${head} takes at most one query`, null, args.span);
       }
