@@ -18,6 +18,7 @@ import { fail } from "../../value/errors.ts";
 import { StreamV, type Value } from "../../value/types.ts";
 import type { MaybePromise } from "../maybe.ts";
 import { currentTask, type TaskControl, taskWaitPoint } from "../tasks.ts";
+import { MAX_MATERIALIZE } from "../methods/seq.ts";
 
 /** End of a stream (never a language value). */
 export const END: unique symbol = Symbol("end of stream");
@@ -198,10 +199,17 @@ function waited(ip: Cancellable, task: TaskControl | undefined): Promise<void> |
   return taskWaitPoint(task) ?? undefined;
 }
 
-/** Collect every item (the caller checked boundedness). */
+/** Collect every item (the caller checked boundedness), up to `MAX_MATERIALIZE` of them. */
 export function collectAll(ip: Cancellable, src: Source): MaybePromise<Value[]> {
   const out: Value[] = [];
   const done = drain(ip, src, (v) => {
+    if (out.length >= MAX_MATERIALIZE) {
+      throw fail(
+        "arg_error",
+        `collecting this stream would materialize more than ${MAX_MATERIALIZE} items`,
+        "bound it first with .take(n), or process items as they come with .each(f)",
+      );
+    }
     out.push(v);
   });
   return done instanceof Promise ? done.then(() => out) : out;
