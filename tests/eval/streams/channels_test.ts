@@ -196,6 +196,11 @@ Deno.test("spawned tasks: suspend holds them at their next wait, cancel stops th
   assert.equal(await run("b.await()\nb.cancel()\nb.suspend().is_suspended()", ev), "false");
   assert.equal(await run("a.await()", ev), "3");
   await fails("a.suspend(1)", "arg_error", undefined, ev);
+  // wait() is await(): the value, or the task's error re-raised.
+  assert.equal(await run("spawn { 41 + 1 }.wait()", ev), "42");
+  await fails("spawn { 1 / 0 }.wait()", "div_zero", undefined, ev);
+  await fails("spawn { 1 }.wait(1)", "arg_error", undefined, ev);
+  await fails("spawn { 1 }.cancel(1)", "arg_error", undefined, ev);
 });
 
 Deno.test("an abandoned events() stream is unsubscribed once collected", async () => {
