@@ -118,11 +118,23 @@ async function runSource(ev: Evaluator, src: string, file: string): Promise<numb
   }
 }
 
+/** True when `src` fails to parse only because it ends too early (an open block or string). */
+function incomplete(ev: Evaluator, src: string): boolean {
+  try {
+    ev.parse(src);
+    return false;
+  } catch (e) {
+    return e instanceof ParseError &&
+      (/found Eof/.test(e.msg) || (/^unterminated/.test(e.msg) && !/newline/.test(e.msg)));
+  }
+}
+
 async function repl(): Promise<number> {
   const ev = new Evaluator({ repl: true, ports: { sink: stdoutSink } });
   const decoder = new TextDecoder();
   const buf = new Uint8Array(64 * 1024);
   let pending = "";
+  let entry = "";
   write(Deno.stdout, enc.encode("shoal> "));
   for (;;) {
     const n = await Deno.stdin.read(buf);
@@ -130,12 +142,18 @@ async function repl(): Promise<number> {
     pending += decoder.decode(buf.subarray(0, n), { stream: true });
     let nl;
     while ((nl = pending.indexOf("\n")) >= 0) {
-      const line = pending.slice(0, nl);
+      entry += (entry ? "\n" : "") + pending.slice(0, nl);
       pending = pending.slice(nl + 1);
-      if (line.trim() !== "") {
-        await runSource(ev, line, "<repl>");
+      // An open `{`, `(` or string continues on the next line.
+      if (entry.trim() !== "" && incomplete(ev, entry)) {
+        write(Deno.stdout, enc.encode("  ...> "));
+        continue;
+      }
+      if (entry.trim() !== "") {
+        await runSource(ev, entry, "<repl>");
         if (ev.pendingExit !== null) return ev.pendingExit;
       }
+      entry = "";
       write(Deno.stdout, enc.encode("shoal> "));
     }
   }
