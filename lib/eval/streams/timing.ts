@@ -19,11 +19,6 @@ import type { MaybePromise } from "../maybe.ts";
 import type { ClockPort } from "../ports.ts";
 import { Ahead, END, type Item, type Source } from "./core.ts";
 
-/** Milliseconds of a duration (ns → ms, fractional). */
-export function durationMs(d: DurationV): number {
-  return Number(d.ns) / 1e6;
-}
-
 /** A cancellable timer on the clock port. */
 function timer(clock: ClockPort, ms: number): { done: Promise<void>; cancel(): void } {
   const ctl = new AbortController();
@@ -40,7 +35,7 @@ export async function within(clock: ClockPort, p: Promise<unknown>, ms: number):
   }
 }
 
-/** A duration argument of a timing stage: non-negative (`zero` says whether 0 is allowed). */
+/** A duration argument of a timing stage: non-negative, or positive when `positive`. */
 export function durationArg(
   name: string,
   v: Value | undefined,
