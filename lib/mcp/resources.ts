@@ -161,7 +161,11 @@ async function readKernel(link: KernelLink, u: ShoalUri): Promise<unknown> {
       throw new BadUri(`unsupported session view ${JSON.stringify(view)} (cwd, env or reef)`);
     }
     case "pty":
-      if (u.segs.length === 0) return await link.call("pty.list");
+      if (u.segs.length === 0) {
+        // A kernel without PTY support has no PTYs: an honest empty list, not an error.
+        if (link.missing.has("pty.list")) return { ptys: [] };
+        return await link.call("pty.list");
+      }
       return await link.call("pty.read", { pty_id: withPrefix("pty:", one("id")) });
     case "jobs":
       if (u.segs.length) throw new BadUri("expected shoal://jobs");

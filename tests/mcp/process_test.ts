@@ -10,7 +10,17 @@ import {
   ok as assert,
 } from "node:assert/strict";
 import { join } from "node:path";
-import { CONFIG, connectMcp, MCP, sc, startKernel, text, waitFor, within } from "./_helpers.ts";
+import {
+  CONFIG,
+  connectMcp,
+  MCP,
+  rpcCode,
+  sc,
+  startKernel,
+  text,
+  waitFor,
+  within,
+} from "./_helpers.ts";
 import { kernelAnswers } from "../../lib/mcp/autostart.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -208,6 +218,44 @@ Deno.test(
       await child.stderr.cancel();
     } finally {
       await k.stop();
+    }
+  },
+);
+
+Deno.test(
+  "the kernel goes away: -32603 for the call in flight, the next call restarts it",
+  opts,
+  async () => {
+    const dir = await Deno.makeTempDir({ prefix: "shoal-mcp-restart-" });
+    const socket = join(dir, "k.sock");
+    const env = { XDG_STATE_HOME: join(dir, "state") };
+    try {
+      const m = await connectMcp("legacy", ["--socket", socket], env, dir);
+      try {
+        const call = (src: string) =>
+          within(30_000, m.client.callTool({ name: "shoal_exec", arguments: { src } }), src);
+        assertEquals(text(await call("1 + 2")), "3");
+        const [first] = startedPids(m.stderr());
+        assert(first, "an autostarted kernel");
+        const inFlight = m.client.callTool({
+          name: "shoal_exec",
+          arguments: { src: "sleep 10s; 1", timeout_ms: 20_000 },
+        });
+        const failure = rpcCode(within(20_000, inFlight, "in-flight call"));
+        await new Promise((r) => setTimeout(r, 500));
+        await killPid(first);
+        const e = await failure;
+        assertEquals(e.code, -32603);
+        assertMatch(e.message, /kernel connection lost/);
+        const again = await call("6 * 7");
+        assertEquals(sc(again).value, { $: "int", v: 42 });
+        assert(startedPids(m.stderr()).length >= 2, "a second kernel was started");
+      } finally {
+        await m.close();
+      }
+    } finally {
+      for (const pid of await pidsMentioning(dir)) await killPid(pid);
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   },
 );

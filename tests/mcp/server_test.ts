@@ -333,7 +333,9 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       const reef = await read("shoal://session/reef");
       assert("bindings" in (reef.structuredContent as object));
       // roots/templates whose kernel methods may not exist yet: a result or the kernel's code
-      for (const uri of ["shoal://journal", "shoal://journal?ok=true&limit=3", "shoal://pty"]) {
+      const pty = await read("shoal://pty");
+      assert(Array.isArray((pty.structuredContent as { ptys: unknown[] }).ptys));
+      for (const uri of ["shoal://journal", "shoal://journal?ok=true&limit=3"]) {
         try {
           const r = await read(uri);
           assertEquals(r.contents[0].mimeType, "application/json");
