@@ -129,7 +129,10 @@ export class DebounceStage implements Source {
   private async settleAsync(held: Value): Promise<Item> {
     for (;;) {
       const nx = this.src.peek();
-      if (nx instanceof Promise && !(await within(this.clock, nx, this.ms))) return held;
+      // A zero quiet period has passed as soon as nothing newer is already there.
+      if (nx instanceof Promise && (this.ms <= 0 || !(await within(this.clock, nx, this.ms)))) {
+        return held;
+      }
       const x = await this.src.pull();
       if (x === END) {
         this.done = true;

@@ -190,3 +190,52 @@ Deno.test("a host cancel ends a stream or channel wait at once", async () => {
     assert.ok(took < 1000, `${src}: cancel took ${took}ms`);
   }
 });
+
+Deno.test("every stage also works over an asynchronous source and async callbacks", async () => {
+  // `src(list)` yields the list's items one timer tick apart.
+  const src = (items: string) =>
+    `every(1ms).take(${items.split(",").length}).enumerate().map(p => ${
+      items ? `[${items}]` : "[]"
+    }[p[0]])`;
+  const cases: [string, string][] = [
+    [`${src("1, 2, 3, 4")}.where(x => x % 2 == 0).collect()`, "[2, 4]"],
+    [`${src("1, 2, 3")}.scan(0, (a, x) => a + x).collect()`, "[1, 3, 6]"],
+    [`${src("1, 2")}.flat_map(x => [x, x]).collect()`, "[1, 1, 2, 2]"],
+    [`${src("1, 2")}.flat_map(x => ${src("7, 8")}).collect()`, "[7, 8, 7, 8]"],
+    [`${src("1, 2, 3, 4")}.skip(2).collect()`, "[3, 4]"],
+    [`${src("1, 2, 3, 4")}.take_until(x => x == 3).collect()`, "[1, 2]"],
+    [`${src("1, 1, 2, 2, 1")}.dedupe().collect()`, "[1, 2, 1]"],
+    [`${src("1, 1, 2, 2, 1")}.distinct().collect()`, "[1, 2]"],
+    [`${src("5, 6")}.enumerate().collect()`, "[[0, 5], [1, 6]]"],
+    [`${src("1, 2, 3")}.window(2).collect()`, "[[1, 2], [2, 3]]"],
+    [`${src("1, 2, 3")}.zip(${src("4, 5")}).collect()`, "[[1, 4], [2, 5]]"],
+    [`${src("1, 2")}.merge(${src("3")}).collect().sort()`, "[1, 2, 3]"],
+    [`${src("1, 2, 3")}.debounce(0s).collect()`, "[1, 2, 3]"],
+    [`${src("1, 2, 3")}.first()`, "1"],
+    [`${src("1, 2, 3")}.find(x => x > 1)`, "2"],
+    [`${src("1, 2, 3")}.sum()`, "6"],
+    [`${src("1, 2, 3")}.tee(2).map(s => s.len())`, "[3, 3]"],
+    // Callbacks that wait (each item waits for a timer of its own).
+    [
+      `[1, 2, 3].stream().map(x => every(1ms).take(1).map(t => x * 10).first()).collect()`,
+      "[10, 20, 30]",
+    ],
+    [
+      `[1, 2, 3].stream().where(x => every(1ms).take(1).map(t => x != 2).first()).collect()`,
+      "[1, 3]",
+    ],
+    [`[1, 2].stream().flat_map(x => every(1ms).take(1).map(t => [x]).first()).collect()`, "[1, 2]"],
+    [
+      `[1, 2, 3].stream().take_until(x => every(1ms).take(1).map(t => x == 2).first()).collect()`,
+      "[1]",
+    ],
+    [
+      `[1, 2].stream().scan(0, (a, x) => every(1ms).take(1).map(t => a + x).first()).collect()`,
+      "[1, 3]",
+    ],
+  ];
+  for (const [source, want] of cases) assert.equal(await run(source), want, source);
+  // Errors raised after a wait surface as language errors.
+  await fails(`${src("1, 2")}.map(x => x / 0).collect()`, "div_zero");
+  await fails(`${src("1, 2")}.where(x => 5).collect()`, "type_error");
+});
