@@ -244,7 +244,7 @@ function builtinRedirects(
         journaledWrite(
           ev,
           path,
-          () => Deno.writeFileSync(path, valueBytes(value), { append: r.op === ">>" }),
+          () => ev.ports.fs.writeFile(path, valueBytes(value), { append: r.op === ">>" }),
         );
       } catch (e) {
         throw fail("custom", `write ${path}: ${(e as Error).message}`, null, r.span);

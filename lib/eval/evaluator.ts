@@ -444,7 +444,7 @@ export class Evaluator implements Interp {
 
   /** Expand a glob against the filesystem (sorted absolute paths). */
   expandGlob(g: GlobV, _span: Span | null): readonly Value[] {
-    return expandGlob(g);
+    return expandGlob(g, this.ports.fs);
   }
 
   /** Materialize a bounded stream (`for x in stream`). */

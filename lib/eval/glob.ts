@@ -9,6 +9,7 @@
 import { isAbsolute, join } from "node:path";
 import { type GlobV, PathV } from "../value/types.ts";
 import { comparePaths } from "../value/compare.ts";
+import type { FsPort } from "./fs_port.ts";
 
 /** Translate one path component pattern to a RegExp (`*`, `?`, `[…]`, `[!…]`). */
 function componentRegex(pat: string): RegExp {
@@ -33,14 +34,14 @@ function componentRegex(pat: string): RegExp {
 
 const MAGIC = /[*?[]/;
 
-function listDir(dir: string): { name: string; isDir: boolean }[] {
+function listDir(fs: FsPort, dir: string): { name: string; isDir: boolean }[] {
   try {
     const out: { name: string; isDir: boolean }[] = [];
-    for (const e of Deno.readDirSync(dir)) {
+    for (const e of fs.readDir(dir)) {
       let isDir = e.isDirectory;
       if (e.isSymlink) {
         try {
-          isDir = Deno.statSync(join(dir, e.name)).isDirectory;
+          isDir = fs.stat(join(dir, e.name)).isDirectory;
         } catch {
           isDir = false;
         }
@@ -53,17 +54,17 @@ function listDir(dir: string): { name: string; isDir: boolean }[] {
   }
 }
 
-function exists(p: string): boolean {
+function exists(fs: FsPort, p: string): boolean {
   try {
-    Deno.lstatSync(p);
+    fs.lstat(p);
     return true;
   } catch {
     return false;
   }
 }
 
-/** Expand a glob to sorted absolute paths (no matches → empty). */
-export function expandGlob(g: GlobV): PathV[] {
+/** Expand a glob to sorted absolute paths (no matches → empty), reading through `fs`. */
+export function expandGlob(g: GlobV, fs: FsPort): PathV[] {
   const full = isAbsolute(g.pattern) ? g.pattern : join(g.origin, g.pattern);
   const parts = full.split("/").filter((p, i) => p !== "" || i === 0);
   const results = new Set<string>();
@@ -80,7 +81,7 @@ export function expandGlob(g: GlobV): PathV[] {
     const dir = base === "" ? "/" : base;
     if (part === "**") {
       walk(base, i + 1);
-      for (const e of listDir(dir)) {
+      for (const e of listDir(fs, dir)) {
         if (!e.isDir || (e.name.startsWith(".") && !g.hidden)) continue;
         walkDeep(join(dir, e.name), i);
       }
@@ -88,12 +89,12 @@ export function expandGlob(g: GlobV): PathV[] {
     }
     if (!MAGIC.test(part)) {
       const next = join(dir, part);
-      if (i === parts.length - 1 ? exists(next) : true) walk(next, i + 1);
+      if (i === parts.length - 1 ? exists(fs, next) : true) walk(next, i + 1);
       return;
     }
     const re = componentRegex(part);
     const showHidden = g.hidden || part.startsWith(".");
-    for (const e of listDir(dir)) {
+    for (const e of listDir(fs, dir)) {
       if (e.name.startsWith(".") && !showHidden) continue;
       if (!re.test(e.name)) continue;
       if (i < parts.length - 1 && !e.isDir) continue;
@@ -103,11 +104,11 @@ export function expandGlob(g: GlobV): PathV[] {
   /** `**` matched `dir`: try the rest of the pattern here, then recurse. */
   const walkDeep = (dir: string, i: number): void => {
     walk(dir, i + 1);
-    for (const e of listDir(dir)) {
+    for (const e of listDir(fs, dir)) {
       if (!e.isDir || (e.name.startsWith(".") && !g.hidden)) continue;
       walkDeep(join(dir, e.name), i);
     }
   };
   walk("", 0);
-  return [...results].filter(exists).sort(comparePaths).map((p) => new PathV(p));
+  return [...results].filter((p) => exists(fs, p)).sort(comparePaths).map((p) => new PathV(p));
 }

@@ -9,6 +9,7 @@
  */
 
 import type { Value } from "../value/types.ts";
+import { denoFs, type FsPort } from "./fs_port.ts";
 
 /** A derived effect (protocol §11.1): `{kind: "fs_write", paths: [...]}`, … */
 export interface EffectInfo {
@@ -54,12 +55,14 @@ export const SNAPSHOT_MAX = 8 * 1024 * 1024;
  */
 export function journaledWrite<T>(ev: unknown, path: string, write: () => T): T {
   // Any interpreter: method tables see the evaluator as `Interp`, which hides its ports.
-  const port = (ev as { ports?: { journal?: JournalPort } }).ports?.journal;
+  const ports = (ev as { ports?: { journal?: JournalPort; fs?: FsPort } }).ports;
+  const port = ports?.journal;
   if (port === undefined) return write();
+  const fs = ports?.fs ?? denoFs;
   let prior: Uint8Array | null = null;
   try {
-    const st = Deno.lstatSync(path);
-    if (st.isFile && st.size <= SNAPSHOT_MAX) prior = Deno.readFileSync(path);
+    const st = fs.lstat(path);
+    if (st.isFile && st.size <= SNAPSHOT_MAX) prior = fs.readFile(path);
   } catch { /* absent or unreadable: creation has no inverse */ }
   const r = write();
   port.effect({ kind: "fs_write", paths: [path] });

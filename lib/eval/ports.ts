@@ -1,10 +1,10 @@
 /**
  * Host ports: everything the evaluator needs from the outside world (clock, statement sink,
- * diagnostics stream, process spawning, the initial cwd and environment). Hosts (the CLI,
- * the kernel's session Worker, the conformance harness, tests) pass their own; `defaultPorts`
- * is the plain Deno implementation.
+ * diagnostics stream, process spawning, filesystem, the initial cwd and environment). Hosts
+ * (the CLI, the kernel's session Worker, the conformance harness, tests) pass their own;
+ * `defaultPorts` is the plain Deno implementation.
  *
- * Filesystem builtins use Deno's file APIs directly against paths the evaluator has already
+ * Filesystem operations go through the {@link FsPort} with paths the evaluator has already
  * resolved against the *session* cwd, so the session never depends on the process cwd.
  *
  * @module
@@ -14,6 +14,19 @@ import type { Value } from "../value/types.ts";
 import type { MaybePromise } from "./maybe.ts";
 import { type CaptureOptions, type CaptureResult, spawnCapture } from "../exec/mod.ts";
 import type { JournalPort } from "./journal_port.ts";
+import { denoFs, type FsPort } from "./fs_port.ts";
+
+export {
+  denoFs,
+  type FsDirEntry,
+  type FsEvent,
+  type FsHandle,
+  type FsInfo,
+  fsOf,
+  type FsOpenOptions,
+  type FsPort,
+  type FsWatcher,
+} from "./fs_port.ts";
 
 /** Wall clock and timers. */
 export interface ClockPort {
@@ -45,6 +58,8 @@ export interface Ports {
   /** Diagnostics that are not values (glob "no matches" lints…). */
   stderr(text: string): void;
   process: ProcessPort;
+  /** Every file operation (builtins, path methods, redirects, globs, scripts, watch/tail). */
+  fs: FsPort;
   /** The journal (kernel sessions): effects, undo inverses, `journal`/`undo` heads. (issue 7) */
   journal?: JournalPort;
 }
@@ -82,7 +97,7 @@ export const execProcess: ProcessPort = { capture: spawnCapture };
 /** A sink that discards everything (harness, kernel value channels). */
 export const nullSink = (_v: Value): void => {};
 
-/** Default ports: real clock, real processes, sink writing to stdout (set by the host). */
+/** Default ports: real clock, processes and filesystem; sink discarding values (hosts set it). */
 export function defaultPorts(overrides: Partial<Ports> = {}): Ports {
   return {
     clock: systemClock,
@@ -91,6 +106,7 @@ export function defaultPorts(overrides: Partial<Ports> = {}): Ports {
       Deno.stderr.writeSync(new TextEncoder().encode(text));
     },
     process: execProcess,
+    fs: denoFs,
     ...overrides,
   };
 }

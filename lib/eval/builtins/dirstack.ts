@@ -18,13 +18,13 @@ function canonicalDir(ev: Evaluator, verb: string, p: string, span: Span): strin
   const abs = absPath(ev.cwd(), p);
   let real: string;
   try {
-    real = Deno.realPathSync(abs);
+    real = ev.ports.fs.realPath(abs);
   } catch (e) {
     throw fail("arg_error", `${verb}: cannot enter ${abs}: ${osReason(e)}`, null, span);
   }
   let isDir = false;
   try {
-    isDir = Deno.statSync(real).isDirectory;
+    isDir = ev.ports.fs.stat(real).isDirectory;
   } catch {
     isDir = false;
   }
@@ -142,11 +142,11 @@ for (const head of ["j", "jump"]) {
         const name = c.slice(c.lastIndexOf("/") + 1);
         if (c !== candidates[0] && !name.includes(q)) continue;
         try {
-          if (!Deno.statSync(c).isDirectory) continue;
+          if (!ev.ports.fs.stat(c).isDirectory) continue;
         } catch {
           continue;
         }
-        const dir = Deno.realPathSync(c);
+        const dir = ev.ports.fs.realPath(c);
         enter(ev, dir);
         return new PathV(dir);
       }

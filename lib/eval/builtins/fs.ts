@@ -13,7 +13,6 @@
  * @module
  */
 
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Span, TypeRef } from "../../syntax/ast.ts";
 import {
@@ -35,6 +34,7 @@ import { callMethod, registerMethods } from "../dispatch.ts";
 import type { MaybePromise } from "../maybe.ts";
 import { PATH_METHODS } from "../methods/path.ts";
 import type { Evaluator } from "../evaluator.ts";
+import type { FsInfo, FsPort } from "../fs_port.ts";
 import { type BuiltinCtx, type CmdArgs, registerBuiltin, registerCallForm } from "./registry.ts";
 import { absPath, baseName, metaRow, osReason, pathText } from "./fs_util.ts";
 
@@ -62,17 +62,17 @@ function fsError(verb: string, path: string, e: unknown, span: Span): ShoalError
   return fail("custom", `${verb} ${path}: ${osReason(e)}`, null, span);
 }
 
-function lstatOrNull(p: string): Deno.FileInfo | null {
+function lstatOrNull(fs: FsPort, p: string): FsInfo | null {
   try {
-    return Deno.lstatSync(p);
+    return fs.lstat(p);
   } catch {
     return null;
   }
 }
 
-function isDir(p: string): boolean {
+function isDir(fs: FsPort, p: string): boolean {
   try {
-    return Deno.statSync(p).isDirectory;
+    return fs.stat(p).isDirectory;
   } catch {
     return false;
   }
@@ -85,28 +85,33 @@ registerBuiltin("ls", {
   run(ctx, args) {
     const all = flag(args, "a", "all");
     const targets = args.pos.length ? absArgs(ctx, "ls", args) : [ctx.ev.cwd()];
+    const fs = ctx.ev.ports.fs;
     const rows: RecordV[] = [];
     for (const t of targets) {
       ctx.ev.checkCancelled();
-      let info: Deno.FileInfo;
+      let info: FsInfo;
       try {
-        info = Deno.statSync(t);
+        info = fs.stat(t);
       } catch (e) {
         // A dangling symlink is still an entry to list.
-        const l = lstatOrNull(t);
+        const l = lstatOrNull(fs, t);
         if (l === null) throw fsError("ls", t, e, args.span);
         rows.push(metaRow(t, l));
         continue;
       }
       if (!info.isDirectory) {
-        rows.push(metaRow(t));
+        try {
+          rows.push(metaRow(t, fs.lstat(t)));
+        } catch (e) {
+          throw fsError("ls", t, e, args.span);
+        }
         continue;
       }
       try {
-        for (const e of Deno.readDirSync(t)) {
+        for (const e of fs.readDir(t)) {
           if (!all && e.name.startsWith(".")) continue;
           const p = join(t, e.name);
-          const l = lstatOrNull(p);
+          const l = lstatOrNull(fs, p);
           if (l !== null) rows.push(metaRow(p, l));
         }
       } catch (e) {
@@ -126,7 +131,7 @@ registerBuiltin("stat", {
     if (args.pos.length === 0) throw fail("arg_error", "stat expects a path", null, args.span);
     const rows = absArgs(ctx, "stat", args).map((p) => {
       try {
-        return metaRow(p);
+        return metaRow(p, ctx.ev.ports.fs.lstat(p));
       } catch (e) {
         throw fsError("stat", p, e, args.span);
       }
@@ -144,7 +149,7 @@ registerBuiltin("cat", {
     for (const p of absArgs(ctx, "cat", args)) {
       ctx.ev.checkCancelled();
       try {
-        const d = Deno.readFileSync(p);
+        const d = ctx.ev.ports.fs.readFile(p);
         parts.push(d);
         total += d.length;
       } catch (e) {
@@ -180,13 +185,13 @@ function headCount(v: Value | undefined, span: Span): number {
 }
 
 /** The first `count` lines of a file, reading only as much as needed. */
-function firstLines(path: string, count: number): string[] {
+function firstLines(fs: FsPort, path: string, count: number): string[] {
   const lines: string[] = [];
   if (count === 0) {
-    Deno.statSync(path);
+    fs.stat(path);
     return lines;
   }
-  const f = Deno.openSync(path, { read: true });
+  const f = fs.open(path, { read: true });
   try {
     const buf = new Uint8Array(64 * 1024);
     let pending: Uint8Array[] = [];
@@ -206,7 +211,7 @@ function firstLines(path: string, count: number): string[] {
       lines.push(text);
     };
     while (lines.length < count) {
-      const n = f.readSync(buf);
+      const n = f.read(buf);
       if (n === null) {
         if (pending.length) flush(new Uint8Array(0));
         break;
@@ -241,7 +246,7 @@ registerBuiltin("head", {
     const p = absPath(ctx.ev.cwd(), pathText(args.pos[0], "head", args.span));
     const count = headCount(args.pos[1], args.span);
     try {
-      return new ListV(firstLines(p, count));
+      return new ListV(firstLines(ctx.ev.ports.fs, p, count));
     } catch (e) {
       throw fsError("read", p, e, args.span);
     }
@@ -258,7 +263,7 @@ registerBuiltin("mkdir", {
     return new ListV(
       absArgs(ctx, "mkdir", args).map((p) => {
         try {
-          Deno.mkdirSync(p, { recursive: parents });
+          ctx.ev.ports.fs.mkdir(p, { recursive: parents });
         } catch (e) {
           throw fsError("mkdir", p, e, args.span);
         }
@@ -272,13 +277,14 @@ registerBuiltin("touch", {
   structured: true,
   run(ctx, args) {
     if (args.pos.length === 0) throw fail("arg_error", "touch expects a path", null, args.span);
+    const fs = ctx.ev.ports.fs;
     return new ListV(
       absArgs(ctx, "touch", args).map((p) => {
         try {
           // Existing entries (directories included) only get a new mtime.
-          if (lstatOrNull(p) === null) Deno.openSync(p, { create: true, write: true }).close();
+          if (lstatOrNull(fs, p) === null) fs.open(p, { create: true, write: true }).close();
           const now = new Date();
-          Deno.utimeSync(p, now, now);
+          fs.utime(p, now, now);
         } catch (e) {
           throw fsError("touch", p, e, args.span);
         }
@@ -293,14 +299,15 @@ registerBuiltin("touch", {
 /** Copy a file, symlink or (recursively) directory `src` to the new path `dst`. */
 function copyTree(ev: Evaluator, src: string, dst: string): void {
   ev.checkCancelled();
-  const info = Deno.lstatSync(src);
+  const fs = ev.ports.fs;
+  const info = fs.lstat(src);
   if (info.isSymlink) {
-    Deno.symlinkSync(Deno.readLinkSync(src), dst);
+    fs.symlink(fs.readLink(src), dst);
   } else if (info.isDirectory) {
-    Deno.mkdirSync(dst, { recursive: true, mode: info.mode ?? 0o777 });
-    for (const e of Deno.readDirSync(src)) copyTree(ev, join(src, e.name), join(dst, e.name));
+    fs.mkdir(dst, { recursive: true, mode: info.mode ?? 0o777 });
+    for (const e of fs.readDir(src)) copyTree(ev, join(src, e.name), join(dst, e.name));
   } else {
-    Deno.copyFileSync(src, dst);
+    fs.copyFile(src, dst);
   }
 }
 
@@ -321,7 +328,7 @@ function plan(
   const all = absArgs(ctx, head, args);
   const srcs = all.slice(0, -1);
   const dest = all[all.length - 1];
-  const destIsDir = isDir(dest);
+  const destIsDir = isDir(ctx.ev.ports.fs, dest);
   if (srcs.length > 1 && !destIsDir) {
     throw fail(
       "arg_error",
@@ -342,7 +349,7 @@ registerBuiltin("cp", {
     // Check every source before copying anything.
     const infos = srcs.map((s) => {
       try {
-        return Deno.lstatSync(s);
+        return ctx.ev.ports.fs.lstat(s);
       } catch (e) {
         throw fsError("copy", s, e, args.span);
       }
@@ -364,7 +371,7 @@ registerBuiltin("cp", {
       const t = targets[i];
       try {
         if (infos[i].isDirectory) copyTree(ctx.ev, s, t);
-        else if (s !== t) Deno.copyFileSync(s, t);
+        else if (s !== t) ctx.ev.ports.fs.copyFile(s, t);
       } catch (e) {
         throw fsError("copy", s, e, args.span);
       }
@@ -381,11 +388,11 @@ function crossDevice(e: unknown): boolean {
 /** Rename, falling back to copy + delete across filesystems. */
 function moveEntry(ev: Evaluator, src: string, dst: string): void {
   try {
-    Deno.renameSync(src, dst);
+    ev.ports.fs.rename(src, dst);
   } catch (e) {
     if (!crossDevice(e)) throw e;
     copyTree(ev, src, dst);
-    Deno.removeSync(src, { recursive: true });
+    ev.ports.fs.remove(src, { recursive: true });
   }
 }
 
@@ -394,7 +401,7 @@ registerBuiltin("mv", {
   run(ctx, args) {
     const { srcs, targets } = plan(ctx, "mv", args);
     for (const s of srcs) {
-      if (lstatOrNull(s) === null) {
+      if (lstatOrNull(ctx.ev.ports.fs, s) === null) {
         throw fail("custom", `move ${s}: No such file or directory (os error 2)`, null, args.span);
       }
     }
@@ -423,8 +430,8 @@ registerBuiltin("mv", {
 let trashSeq = 0;
 
 /** `<system temp>/shoal-trash/<pid>`, created on first use. */
-export function trashDir(): string {
-  return join(tmpdir(), "shoal-trash", String(Deno.pid));
+export function trashDir(fs: FsPort): string {
+  return join(fs.tempDir(), "shoal-trash", String(Deno.pid));
 }
 
 registerBuiltin("rm", {
@@ -456,11 +463,12 @@ registerBuiltin("rm", {
       }
     });
     const verb = permanent ? "remove" : "trash";
+    const fs = ctx.ev.ports.fs;
     // Every path must exist (and be removable) before anything is removed.
     for (const p of paths) {
-      let info: Deno.FileInfo;
+      let info: FsInfo;
       try {
-        info = Deno.lstatSync(p);
+        info = fs.lstat(p);
       } catch (e) {
         throw fsError(verb, p, e, args.span);
       }
@@ -471,7 +479,7 @@ registerBuiltin("rm", {
     if (permanent) {
       return new ListV(paths.map((p) => {
         try {
-          Deno.removeSync(p, { recursive });
+          fs.remove(p, { recursive });
         } catch (e) {
           throw fsError("remove", p, e, args.span);
         }
@@ -479,15 +487,15 @@ registerBuiltin("rm", {
         return new PathV(p);
       }));
     }
-    const dir = trashDir();
+    const dir = trashDir(fs);
     try {
-      Deno.mkdirSync(dir, { recursive: true, mode: 0o700 });
+      fs.mkdir(dir, { recursive: true, mode: 0o700 });
     } catch (e) {
       throw fsError("trash", dir, e, args.span);
     }
     // The temp dir is shared: never move files into a directory someone else controls.
-    const st = lstatOrNull(dir);
-    const uid = Deno.uid();
+    const st = lstatOrNull(fs, dir);
+    const uid = fs.uid();
     if (st === null || !st.isDirectory || (uid !== null && st.uid !== uid)) {
       throw fail("custom", `trash ${dir}: not a private directory of this user`, null, args.span);
     }
@@ -528,8 +536,8 @@ registerBuiltin("ln", {
     // a hard link needs the real file.
     const targetOut = symbolic ? target : absPath(ctx.ev.cwd(), target);
     try {
-      if (symbolic) Deno.symlinkSync(target, link);
-      else Deno.linkSync(targetOut, link);
+      if (symbolic) ctx.ev.ports.fs.symlink(target, link);
+      else ctx.ev.ports.fs.link(targetOut, link);
     } catch (e) {
       throw fsError("link", link, e, args.span);
     }

@@ -4,7 +4,7 @@
  * Deno's OS errors into short, stable message tails.
  *
  * Nothing here touches the process cwd: every path is made absolute against the cwd the
- * caller passes in before any Deno file API sees it.
+ * caller passes in before the filesystem port (lib/eval/fs_port.ts) sees it.
  *
  * @module
  */
@@ -14,6 +14,7 @@ import type { Span } from "../../syntax/ast.ts";
 import { DateTimeV, PathV, RecordV, SizeV, typeName, type Value } from "../../value/types.ts";
 import { fail } from "../../value/errors.ts";
 import { systemTimeZone } from "../../value/datetime.ts";
+import type { FsInfo } from "../fs_port.ts";
 
 /** `p` made absolute against `cwd`, lexically normalised (`a/../b` → `b`). */
 export function absPath(cwd: string, p: string): string {
@@ -40,13 +41,13 @@ export function osReason(e: unknown): string {
   return m ? m[1] : msg;
 }
 
-/** True when `e` is Deno's "no such file or directory". */
+/** True when `e` is "no such file or directory" (Deno's `NotFound`, by name: any FsPort). */
 export function isNotFound(e: unknown): boolean {
-  return e instanceof Deno.errors.NotFound;
+  return e instanceof Error && e.name === "NotFound";
 }
 
 /** The `type` column of an `ls`/`stat` row for lstat info. */
-export function entryType(info: Deno.FileInfo): string {
+export function entryType(info: FsInfo): string {
   if (info.isSymlink) return "symlink";
   if (info.isDirectory) return "dir";
   if (info.isFile) return "file";
@@ -67,10 +68,10 @@ export function baseName(abs: string): string {
 }
 
 /**
- * The `ls`/`stat` row `{path, name, type, size, modified}` for `abs` (lstat: a symlink is
- * reported as itself). Throws the Deno error; callers wrap it with their own message.
+ * The `ls`/`stat` row `{path, name, type, size, modified}` for `abs` from its lstat `info` (a
+ * symlink is reported as itself).
  */
-export function metaRow(abs: string, info: Deno.FileInfo = Deno.lstatSync(abs)): RecordV {
+export function metaRow(abs: string, info: FsInfo): RecordV {
   return new RecordV(
     new Map<string, Value>([
       ["path", new PathV(abs)],

@@ -35,6 +35,7 @@ import { compileBody } from "../statements.ts";
 import { registerBuiltin, registerCallForm } from "./registry.ts";
 import { absPath, osReason } from "./fs_util.ts";
 import { fileName } from "../methods/path.ts";
+import type { FsPort } from "../fs_port.ts";
 
 /** Extensions `run` treats as scripts even without a path-like target (§9.8). */
 const SCRIPT_EXTS = new Set(["py", "js", "ts", "sh", "shl", "rb", "lua", "rs"]);
@@ -105,9 +106,9 @@ function expandTilde(ev: Evaluator, text: string): string {
 }
 
 /** Read a script/module as text: unreadable → io_error. */
-function readSource(path: string, what: string, span: Span | null): string {
+function readSource(fs: FsPort, path: string, what: string, span: Span | null): string {
   try {
-    return new TextDecoder("utf-8", { ignoreBOM: true }).decode(Deno.readFileSync(path));
+    return new TextDecoder("utf-8", { ignoreBOM: true }).decode(fs.readFile(path));
   } catch (e) {
     throw fail("io_error", `${what} ${path}: ${osReason(e)}`, null, span);
   }
@@ -170,7 +171,7 @@ export function runShl(
   span: Span | null,
 ): MaybePromise<Value> {
   // `args` and `script` are value bindings of the child, also for the parser.
-  const program = parseFile(readSource(path, "run", span), path, span, SCRIPT_NAMES);
+  const program = parseFile(readSource(ev.ports.fs, path, "run", span), path, span, SCRIPT_NAMES);
   return nested(ev, span, () => {
     const child = childEvaluator(ev);
     child.root.declare("args", new ListV(args));
@@ -180,13 +181,13 @@ export function runShl(
 }
 
 /** The interpreter line of a `#!` file: argv prefix, or null. */
-function shebang(path: string): string[] | null {
+function shebang(fs: FsPort, path: string): string[] | null {
   let head: Uint8Array;
   try {
-    const f = Deno.openSync(path, { read: true });
+    const f = fs.open(path, { read: true });
     try {
       const buf = new Uint8Array(512);
-      const n = f.readSync(buf) ?? 0;
+      const n = f.read(buf) ?? 0;
       head = buf.subarray(0, n);
     } finally {
       f.close();
@@ -215,9 +216,9 @@ function extOf(path: string): string | null {
   return i <= 0 ? null : name.slice(i + 1);
 }
 
-function exists(path: string): boolean {
+function exists(fs: FsPort, path: string): boolean {
   try {
-    Deno.lstatSync(path);
+    fs.lstat(path);
     return true;
   } catch {
     return false;
@@ -225,8 +226,8 @@ function exists(path: string): boolean {
 }
 
 /** True when an extension-less file is a Shoal script (no shebang naming another program). */
-function isShoalFile(path: string): boolean {
-  const sb = shebang(path);
+function isShoalFile(fs: FsPort, path: string): boolean {
+  const sb = shebang(fs, path);
   return sb === null || sb.some((w) => basename(w) === "shoal");
 }
 
@@ -259,17 +260,18 @@ export function runTarget(
   const pathLike = text.includes("/") || text.startsWith(".") || text.startsWith("~");
   const overlay = ext !== null && runnerOverlay !== null ? runnerOverlay(ev, ext) : undefined;
   const known = ext !== null && (SCRIPT_EXTS.has(ext) || overlay !== undefined);
-  const script = pathLike || (known && exists(abs));
+  const fs = ev.ports.fs;
+  const script = pathLike || (known && exists(fs, abs));
   if (!script) {
     const argv: ArgvItem[] = [text, ...args.map((a) => at(span, () => toArgv(a)))];
     return spawnOutcome(ev, argv, {}, null, sc, span);
   }
-  if (ext === "shl" || (ext === null && (!exists(abs) || isShoalFile(abs)))) {
+  if (ext === "shl" || (ext === null && (!exists(fs, abs) || isShoalFile(fs, abs)))) {
     return runShl(ev, abs, args, span);
   }
   let runner = overlay ?? (ext !== null ? RUNNERS[ext] : undefined);
   if (runner === undefined) {
-    const sb = shebang(abs);
+    const sb = shebang(fs, abs);
     if (sb === null) {
       throw fail(
         "runner_not_found",
@@ -279,7 +281,7 @@ export function runTarget(
       );
     }
     runner = sb;
-  } else if (!exists(abs)) {
+  } else if (!exists(fs, abs)) {
     throw fail("io_error", `run ${abs}: No such file or directory (os error 2)`, null, span);
   }
   const argv: ArgvItem[] = [...runner, abs, ...args.map((a) => at(span, () => toArgv(a)))];
@@ -339,7 +341,12 @@ function sourceFile(ev: Evaluator, target: Value, sc: Scope, span: Span): MaybeP
   else if (target instanceof PathV) text = target.path;
   else throw fail("type_error", `source expects a path, found ${typeName(target)}`, null, span);
   const abs = absPath(ev.cwd(), expandTilde(ev, text));
-  const program = parseFile(readSource(abs, "source", span), abs, span, ev.boundNames());
+  const program = parseFile(
+    readSource(ev.ports.fs, abs, "source", span),
+    abs,
+    span,
+    ev.boundNames(),
+  );
   return nested(ev, span, () => {
     const body = compileBody(ev, program.body, "top");
     return then(body(sc), (r) => {
@@ -374,7 +381,7 @@ function resolveModule(ev: Evaluator, target: string, span: Span): string {
   const base = absPath(ev.cwd(), expandTilde(ev, target));
   for (const cand of base.endsWith(".shl") ? [base] : [base + ".shl", base]) {
     try {
-      if (Deno.statSync(cand).isFile) return Deno.realPathSync(cand);
+      if (ev.ports.fs.stat(cand).isFile) return ev.ports.fs.realPath(cand);
     } catch {
       // try the next candidate
     }
@@ -403,7 +410,7 @@ function useModule(ev: Evaluator, target: string, sc: Scope, span: Span): MaybeP
     const chain = [...st.loading.slice(st.loading.indexOf(path)), path].map(moduleStem);
     throw fail("custom", `circular \`use\`: ${chain.join(" -> ")}`, null, span);
   }
-  const program = parseFile(readSource(path, "use", span), path, span);
+  const program = parseFile(readSource(ev.ports.fs, path, "use", span), path, span);
   st.loading.push(path);
   const done = () => {
     st.loading.splice(st.loading.lastIndexOf(path), 1);

@@ -16,6 +16,7 @@ import type { Interp, MethodArgs, MethodTable } from "../method_types.ts";
 import { arity } from "./args.ts";
 import { splitLines } from "./str.ts";
 import { absPath, fileTime, isNotFound, osReason } from "../builtins/fs_util.ts";
+import { type FsInfo, fsOf, type FsPort } from "../fs_port.ts";
 
 const STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -86,12 +87,12 @@ function fsFail(verb: string, abs: string, e: unknown, span: MethodArgs["span"])
 }
 
 /** A filesystem method: no arguments, the path resolved against the session cwd. */
-function fsMethod(name: string, f: (abs: string) => Value) {
+function fsMethod(name: string, f: (abs: string, fs: FsPort) => Value) {
   return (ip: Interp, recv: Value, args: MethodArgs): Value => {
     arity(name, args, 0, 0);
     const abs = absPath(ip.cwd(), pathOf(recv));
     try {
-      return f(abs);
+      return f(abs, fsOf(ip));
     } catch (e) {
       if (e instanceof ShoalError) throw e;
       throw fsFail(name, abs, e, args.span);
@@ -99,8 +100,8 @@ function fsMethod(name: string, f: (abs: string) => Value) {
   };
 }
 
-function readText(abs: string, span: MethodArgs["span"]): string {
-  const data = Deno.readFileSync(abs);
+function readText(fs: FsPort, abs: string, span: MethodArgs["span"]): string {
+  const data = fs.readFile(abs);
   try {
     return STRICT.decode(data);
   } catch {
@@ -113,10 +114,10 @@ function readText(abs: string, span: MethodArgs["span"]): string {
   }
 }
 
-/** True when `abs` can be stat'ed and `test` holds (false on any error). */
-function statTest(abs: string, test: (i: Deno.FileInfo) => boolean): boolean {
+/** True when `p` (against the session cwd) can be stat'ed and `test` holds (false on any error). */
+function statTest(ip: Interp, p: string, test: (i: FsInfo) => boolean): boolean {
   try {
-    return test(Deno.statSync(abs));
+    return test(fsOf(ip).stat(absPath(ip.cwd(), p)));
   } catch {
     return false;
   }
@@ -154,13 +155,18 @@ export const PATH_METHODS: MethodTable = {
     }
     return new PathV(joinPath(pathOf(recv), s));
   },
-  read: (ip, recv, args) => fsMethod("read", (abs) => readText(abs, args.span))(ip, recv, args),
-  read_bytes: fsMethod("read_bytes", (abs) => new BytesV(Deno.readFileSync(abs))),
+  read: (ip, recv, args) =>
+    fsMethod("read", (abs, fs) => readText(fs, abs, args.span))(ip, recv, args),
+  read_bytes: fsMethod("read_bytes", (abs, fs) => new BytesV(fs.readFile(abs))),
   lines: (ip, recv, args) =>
-    fsMethod("lines", (abs) => new ListV(splitLines(readText(abs, args.span))))(ip, recv, args),
-  exists: pure("exists", (p, ip) => statTest(absPath(ip.cwd(), p), () => true)),
-  is_dir: pure("is_dir", (p, ip) => statTest(absPath(ip.cwd(), p), (i) => i.isDirectory)),
-  is_file: pure("is_file", (p, ip) => statTest(absPath(ip.cwd(), p), (i) => i.isFile)),
-  size: fsMethod("size", (abs) => new SizeV(BigInt(Deno.statSync(abs).size))),
-  modified: fsMethod("modified", (abs) => fileTime(Deno.statSync(abs).mtime)),
+    fsMethod("lines", (abs, fs) => new ListV(splitLines(readText(fs, abs, args.span))))(
+      ip,
+      recv,
+      args,
+    ),
+  exists: pure("exists", (p, ip) => statTest(ip, p, () => true)),
+  is_dir: pure("is_dir", (p, ip) => statTest(ip, p, (i) => i.isDirectory)),
+  is_file: pure("is_file", (p, ip) => statTest(ip, p, (i) => i.isFile)),
+  size: fsMethod("size", (abs, fs) => new SizeV(BigInt(fs.stat(abs).size))),
+  modified: fsMethod("modified", (abs, fs) => fileTime(fs.stat(abs).mtime)),
 };

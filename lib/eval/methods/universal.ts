@@ -12,6 +12,7 @@ import { then } from "../maybe.ts";
 import type { Interp, MethodArgs, MethodTable } from "../method_types.ts";
 import { arity, fnArg } from "./args.ts";
 import { journaledWrite } from "../journal_port.ts";
+import { fsOf } from "../fs_port.ts";
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const LOSSY_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -91,7 +92,7 @@ function writer(name: "save" | "append") {
       journaledWrite(
         ip,
         target,
-        () => Deno.writeFileSync(target, data, { append: name === "append" }),
+        () => fsOf(ip).writeFile(target, data, { append: name === "append" }),
       );
     } catch (e) {
       const why = e instanceof Error ? e.message : String(e);
