@@ -15,7 +15,7 @@ import { isAbsolute, join } from "node:path";
 import { fail } from "../../value/errors.ts";
 import { dateTimeFromEpochNs } from "../../value/datetime.ts";
 import { PathV, RecordV, type Value } from "../../value/types.ts";
-import type { ClockPort } from "../ports.ts";
+import type { ClockPort, FsEvent, FsHandle, FsPort, FsWatcher } from "../ports.ts";
 import { splitLines } from "../methods/str.ts";
 import { END, type Item, type Source } from "./core.ts";
 import { DropQueue } from "./queue.ts";
@@ -55,7 +55,7 @@ function ioError(verb: string, abs: string, e: unknown): Error {
   return fail("io_error", `${verb} ${abs}: ${why}`);
 }
 
-function fsKind(kind: Deno.FsEvent["kind"], path: string): string | null {
+function fsKind(fs: FsPort, kind: string, path: string): string | null {
   switch (kind) {
     case "create":
       return "created";
@@ -65,7 +65,7 @@ function fsKind(kind: Deno.FsEvent["kind"], path: string): string | null {
       return "removed";
     case "rename":
       try {
-        Deno.lstatSync(path);
+        fs.lstat(path);
         return "created";
       } catch {
         return "removed";
@@ -76,7 +76,7 @@ function fsKind(kind: Deno.FsEvent["kind"], path: string): string | null {
 }
 
 /** Closes the OS watcher of a watch source that became garbage without being closed. */
-const ABANDONED = new FinalizationRegistry<Deno.FsWatcher>((w) => {
+const ABANDONED = new FinalizationRegistry<FsWatcher>((w) => {
   try {
     w.close();
   } catch {
@@ -86,14 +86,19 @@ const ABANDONED = new FinalizationRegistry<Deno.FsWatcher>((w) => {
 
 /** `watch(target, recursive:)`: `{path, kind, ts}` events. */
 export class WatchSource implements Source {
-  private readonly watcher: Deno.FsWatcher;
-  private readonly it: AsyncIterator<Deno.FsEvent>;
+  private readonly watcher: FsWatcher;
+  private readonly it: AsyncIterator<FsEvent>;
   private readonly queue = new DropQueue(WATCH_CAPACITY);
   private readonly filter: RegExp | null;
   private readonly root: string;
   private closed = false;
 
-  constructor(private readonly clock: ClockPort, target: string, recursive: boolean) {
+  constructor(
+    private readonly clock: ClockPort,
+    private readonly fs: FsPort,
+    target: string,
+    recursive: boolean,
+  ) {
     let root = target;
     this.filter = null;
     if (MAGIC.test(target)) {
@@ -106,7 +111,7 @@ export class WatchSource implements Source {
     }
     this.root = root;
     try {
-      this.watcher = Deno.watchFs(root, { recursive });
+      this.watcher = fs.watch(root, { recursive });
     } catch (e) {
       throw ioError("watch", root, e);
     }
@@ -131,11 +136,11 @@ export class WatchSource implements Source {
     );
   }
 
-  private enqueue(ev: Deno.FsEvent): void {
+  private enqueue(ev: FsEvent): void {
     const ts = dateTimeFromEpochNs(this.clock.nowNs(), this.clock.zone());
     for (const p of ev.paths) {
       if (this.filter !== null && !this.filter.test(p)) continue;
-      const kind = fsKind(ev.kind, p);
+      const kind = fsKind(this.fs, ev.kind, p);
       if (kind === null) continue;
       this.queue.push(
         new RecordV(new Map<string, Value>([["path", new PathV(p)], ["kind", kind], ["ts", ts]])),
@@ -184,10 +189,15 @@ export class TailSource implements Source {
   private closed = false;
   private wait: AbortController | null = null;
 
-  constructor(private readonly clock: ClockPort, private readonly abs: string, fromStart: boolean) {
+  constructor(
+    private readonly clock: ClockPort,
+    private readonly fs: FsPort,
+    private readonly abs: string,
+    fromStart: boolean,
+  ) {
     let size: number;
     try {
-      size = Deno.statSync(abs).size;
+      size = fs.stat(abs).size;
     } catch (e) {
       throw ioError("tail", abs, e);
     }
@@ -210,22 +220,22 @@ export class TailSource implements Source {
 
   /** Read the next chunk; true when new complete lines are available. */
   private readMore(): boolean {
-    let file: Deno.FsFile;
+    let file: FsHandle;
     try {
-      file = Deno.openSync(this.abs, { read: true });
+      file = this.fs.open(this.abs, { read: true });
     } catch {
       return false; // rotated away: wait for it to come back
     }
     try {
-      const size = file.statSync().size;
+      const size = file.stat().size;
       if (size < this.pos) {
         this.pos = 0; // truncated or replaced: start over
         this.partial = new Uint8Array(0);
       }
       if (size === this.pos) return false;
       const buf = new Uint8Array(Math.min(CHUNK, size - this.pos));
-      file.seekSync(this.pos, Deno.SeekMode.Start);
-      const n = file.readSync(buf) ?? 0;
+      file.seek(this.pos);
+      const n = file.read(buf) ?? 0;
       if (n === 0) return false;
       this.pos += n;
       const data = concat(this.partial, buf.subarray(0, n));

@@ -27,6 +27,7 @@ import { callMethod } from "../dispatch.ts";
 import { arity, countArg, fnArg, isCallable } from "../methods/args.ts";
 import { SEQ_METHOD_NAMES } from "../methods/seq.ts";
 import { resolvePathArg, saveBytes } from "../methods/universal.ts";
+import { type FsHandle, fsOf } from "../fs_port.ts";
 import { collectAll, drain, mkStream, requireBounded, type Source, takeSource } from "./core.ts";
 import {
   DedupeStage,
@@ -199,9 +200,9 @@ function lineWriter(name: "save" | "append"): MethodFn {
     arity(name, args, 1, 1);
     const target = resolvePathArg(ip, name, args.pos[0], args.span);
     const src = takeSource(recvOf(recv), args.span);
-    let file: Deno.FsFile;
+    let file: FsHandle;
     try {
-      file = Deno.openSync(target, { append: true, create: true });
+      file = fsOf(ip).open(target, { append: true, create: true });
     } catch (e) {
       src.close();
       throw fail("custom", `${name} ${target}: ${errText(e)}`, null, args.span);
@@ -209,7 +210,7 @@ function lineWriter(name: "save" | "append"): MethodFn {
     const nl = new Uint8Array([10]);
     const write = (bytes: Uint8Array) => {
       let off = 0;
-      while (off < bytes.length) off += file.writeSync(bytes.subarray(off));
+      while (off < bytes.length) off += file.write(bytes.subarray(off));
     };
     let done: MaybePromise<void>;
     try {

@@ -111,12 +111,12 @@ registerCallForm("watch", (ev, a) => {
   checkNamed("watch", a, ["recursive"]);
   const target = absPath(ev.cwd(), pathText("watch", a, true));
   const recursive = flag("watch", a, "recursive", true);
-  return mkStream("event", false, new WatchSource(ev.ports.clock, target, recursive));
+  return mkStream("event", false, new WatchSource(ev.ports.clock, ev.ports.fs, target, recursive));
 });
 
 registerCallForm("tail", (ev, a) => {
   checkNamed("tail", a, ["from_start"]);
   const abs = absPath(ev.cwd(), pathText("tail", a, false));
   const fromStart = flag("tail", a, "from_start", false);
-  return mkStream("str", false, new TailSource(ev.ports.clock, abs, fromStart));
+  return mkStream("str", false, new TailSource(ev.ports.clock, ev.ports.fs, abs, fromStart));
 });
