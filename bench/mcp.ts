@@ -315,12 +315,18 @@ async function main(): Promise<void> {
     const big = "head -c 1000000 /dev/zero | tr '\\0' a";
     const cases: Array<[string, string, string]> = [
       ["true", "^true", "true"],
-      ["echo hi", "echo hi", "echo hi"],
+      ["echo hi (a Shoal builtin: no process)", "echo hi", "echo hi"],
+      ["/bin/echo hi (a process everywhere)", "/bin/echo hi", "/bin/echo hi"],
       ["~1 MB of output", `sh { ${big} }`, big],
     ];
     for (const [label, shoalSrc, shell] of cases) {
       const runs: Record<string, () => Promise<Record<string, unknown>>> = {
         shoal_exec: () => sh.client.callTool({ name: "shoal_exec", arguments: { src: shoalSrc } }),
+        // The same source straight to the kernel: what the facade adds on top of the run itself.
+        "(kernel exec, no MCP)": () =>
+          kc.call<Record<string, unknown>>("exec", { src: shoalSrc, position: "value" }).then((
+            r,
+          ) => ({ content: [{ type: "text", text: r.render }], structuredContent: r })),
         "desktop-commander start_process": () =>
           dc.client.callTool({
             name: "start_process",

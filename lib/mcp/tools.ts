@@ -266,6 +266,7 @@ async function runExec(a: z.infer<typeof ExecIn>, ctx: ToolContext): Promise<Too
     cancel();
     return handleResult(first, Date.now() - t0);
   }
+  if (Date.now() - t0 >= wait) return handleResult(first, Date.now() - t0);
   ctx.signal.addEventListener("abort", cancel, { once: true });
   try {
     return await kernelResult(async () => {
