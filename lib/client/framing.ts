@@ -3,11 +3,15 @@
  *
  * The reader is bounded *while reading*: a line longer than `maxFrame` is never assembled —
  * the reader switches to discard mode until the next newline and reports one `oversize`
- * frame, so a hostile or buggy peer cannot make us hold more than `maxFrame` bytes.
+ * frame. Beyond `spillAt` bytes a partial line goes to an unlinked temp file instead of
+ * memory, so an oversize frame costs the process about `spillAt` bytes of memory, not
+ * `maxFrame` (a legal big frame is read back once it is complete).
  */
 
 /** The largest accepted frame: 16 MiB. */
 export const MAX_FRAME = 16 * 1024 * 1024;
+/** Partial lines longer than this wait on disk rather than in memory. */
+export const SPILL_AT = 1024 * 1024;
 
 /** One unit read from the stream. */
 export type Frame = { kind: "line"; text: string } | { kind: "oversize"; bytes: number };
@@ -32,10 +36,21 @@ export class FrameReader {
   #end = 0;
   #parts: Uint8Array[] = [];
   #partsLen = 0;
+  #spill: Deno.FsFile | null = null;
+  #spillLen = 0;
   #discarding = 0;
   #eof = false;
 
-  constructor(readonly src: ByteReader, readonly maxFrame = MAX_FRAME) {}
+  constructor(
+    readonly src: ByteReader,
+    readonly maxFrame = MAX_FRAME,
+    readonly spillAt = SPILL_AT,
+  ) {}
+
+  /** Bytes of the partial line held so far (memory + spill). */
+  get #held(): number {
+    return this.#partsLen + this.#spillLen;
+  }
 
   /** The next frame, or null at end of stream. A trailing unterminated line is a frame too. */
   async next(): Promise<Frame | null> {
@@ -50,8 +65,8 @@ export class FrameReader {
           this.#discarding = 0;
           return { kind: "oversize", bytes };
         }
-        if (this.#partsLen + piece.length > this.maxFrame) {
-          const bytes = this.#partsLen + piece.length;
+        if (this.#held + piece.length > this.maxFrame) {
+          const bytes = this.#held + piece.length;
           this.#resetParts();
           return { kind: "oversize", bytes };
         }
@@ -63,13 +78,10 @@ export class FrameReader {
       const rest = this.#buf.subarray(this.#start, this.#end);
       if (rest.length) {
         if (this.#discarding > 0) this.#discarding += rest.length;
-        else if (this.#partsLen + rest.length > this.maxFrame) {
-          this.#discarding = this.#partsLen + rest.length;
+        else if (this.#held + rest.length > this.maxFrame) {
+          this.#discarding = this.#held + rest.length;
           this.#resetParts();
-        } else {
-          this.#parts.push(rest.slice());
-          this.#partsLen += rest.length;
-        }
+        } else this.#hold(rest);
       }
       this.#start = this.#end = 0;
       if (this.#eof) return this.#finish();
@@ -82,21 +94,52 @@ export class FrameReader {
     }
   }
 
+  /** Keep part of a line: in memory up to `spillAt`, then in an unlinked temp file. */
+  #hold(bytes: Uint8Array): void {
+    if (this.#spill === null && this.#partsLen + bytes.length <= this.spillAt) {
+      this.#parts.push(bytes.slice());
+      this.#partsLen += bytes.length;
+      return;
+    }
+    if (this.#spill === null) {
+      const path = Deno.makeTempFileSync({ prefix: "shoal-frame-" });
+      this.#spill = Deno.openSync(path, { read: true, write: true });
+      Deno.removeSync(path); // anonymous: gone when closed, even after a crash
+      for (const p of this.#parts) this.#writeSpill(p);
+      this.#parts = [];
+      this.#partsLen = 0;
+    }
+    this.#writeSpill(bytes);
+  }
+
+  #writeSpill(bytes: Uint8Array): void {
+    for (let off = 0; off < bytes.length;) off += this.#spill!.writeSync(bytes.subarray(off));
+    this.#spillLen += bytes.length;
+  }
+
   #finish(): Frame | null {
     if (this.#discarding > 0) {
       const bytes = this.#discarding;
       this.#discarding = 0;
       return { kind: "oversize", bytes };
     }
-    if (this.#partsLen === 0) return null;
+    if (this.#held === 0) return null;
     const text = this.#assemble(new Uint8Array(0));
     return text.trim() ? { kind: "line", text } : null;
   }
 
   #assemble(last: Uint8Array): string {
-    if (this.#parts.length === 0) return decoder.decode(last);
-    const all = new Uint8Array(this.#partsLen + last.length);
+    if (this.#parts.length === 0 && this.#spill === null) return decoder.decode(last);
+    const all = new Uint8Array(this.#held + last.length);
     let off = 0;
+    if (this.#spill !== null) {
+      this.#spill.seekSync(0, Deno.SeekMode.Start);
+      while (off < this.#spillLen) {
+        const n = this.#spill.readSync(all.subarray(off, this.#spillLen));
+        if (n === null) break;
+        off += n;
+      }
+    }
     for (const p of this.#parts) {
       all.set(p, off);
       off += p.length;
@@ -109,6 +152,18 @@ export class FrameReader {
   #resetParts(): void {
     this.#parts = [];
     this.#partsLen = 0;
+    if (this.#spill !== null) {
+      try {
+        this.#spill.close();
+      } catch { /* already closed */ }
+      this.#spill = null;
+      this.#spillLen = 0;
+    }
+  }
+
+  /** Release a pending spill file (call when the stream is abandoned mid-line). */
+  close(): void {
+    this.#resetParts();
   }
 }
 

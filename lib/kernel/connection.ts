@@ -95,10 +95,14 @@ export async function serveConnection<A>(
       });
     }
   } catch (e) {
-    if (!(e instanceof Deno.errors.BadResource || e instanceof Deno.errors.ConnectionReset)) {
+    if (
+      !(e instanceof Deno.errors.BadResource || e instanceof Deno.errors.ConnectionReset ||
+        e instanceof Deno.errors.Interrupted)
+    ) {
       onError(e);
     }
   } finally {
+    reader.close(); // a peer gone mid-line leaves no spill file open
     ac.abort();
     for (const c of state.cleanups) {
       try {

@@ -272,6 +272,20 @@ export class EventBus {
     this.#channels.get(EventBus.#key(scope, channel))?.subs.delete(sub);
   }
 
+  /** Forget a channel and close its subscriptions (evicted task channels). */
+  drop(scope: string, channel: string): void {
+    const key = EventBus.#key(scope, channel);
+    const c = this.#channels.get(key);
+    if (!c) return;
+    for (const s of c.subs) s.close();
+    this.#channels.delete(key);
+  }
+
+  /** Channels currently held (tests: eviction keeps this bounded). */
+  get channelCount(): number {
+    return this.#channels.size;
+  }
+
   /** The next seq a channel will assign (tests, `latest_seq`). */
   nextSeq(scope: string, channel: string): number {
     return this.#chan(EventBus.#key(scope, channel)).nextSeq;

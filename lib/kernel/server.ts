@@ -14,6 +14,7 @@ import { EventBus } from "./event_bus.ts";
 import { SessionHost } from "./session_host.ts";
 import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods.ts";
+import { KernelJournal } from "./kernel_journal.ts";
 
 /** Options of `startKernel`. */
 export interface KernelOptions {
@@ -21,14 +22,18 @@ export interface KernelOptions {
   socket: string;
   /** Session name used to name the socket (informational). */
   session?: string;
-  /** State directory (journal/CAS arrive with the journal issue; unused until then). */
+  /** State directory: journal (`journal.db`) and content store (`cas/`) live here. */
   stateDir?: string | null;
-  /** Ephemeral kernel: no durable state, no token store. */
+  /** Ephemeral kernel: an in-memory journal and a temp content store, no token store. */
   ephemeral?: boolean;
+  /** False: no journal at all (benchmarks measure its cost). Default: on when a state dir is set or ephemeral. */
+  journal?: boolean;
   /** Initial cwd of new sessions (default: the process cwd). */
   cwd?: string;
   /** Initial environment of new sessions (default: the process environment). */
   env?: Record<string, string>;
+  /** Finished tasks kept (default `MAX_FINISHED_TASKS`; tests lower it). */
+  maxFinishedTasks?: number;
   /** Where connection-level faults are reported (default: stderr). */
   onError?: (e: unknown) => void;
 }
@@ -47,26 +52,40 @@ export interface KernelHandle {
 /** Bind and serve. Throws `ListenError` when the socket cannot be taken. */
 export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   const bound = await bindKernelSocket(opts.socket);
-  const bus = new EventBus(null);
-  const tasks = new TaskRegistry();
-  const sessions = new Map<string, Promise<SessionHost>>();
-  const hosts = new Set<SessionHost>();
-  const conns = new Set<Deno.Conn>();
   const onError = opts.onError ?? ((e: unknown) => {
     console.error(`shoal-kernel: ${(e as Error)?.stack ?? e}`);
   });
+  // Journal (issue 7): durable channels, exec rows, blobs. Opened after the socket is ours.
+  let journal: KernelJournal | null = null;
+  if (opts.journal !== false && (opts.ephemeral || opts.stateDir)) {
+    try {
+      journal = await KernelJournal.open(opts.stateDir ?? null, opts.ephemeral === true, onError);
+    } catch (e) {
+      bound.close();
+      throw e;
+    }
+  }
+  const bus = new EventBus(journal?.durable ?? null);
+  if (journal) journal.bus = bus;
+  // An evicted task takes its `task.N` channel with it, so the bus stays bounded too.
+  const tasks = new TaskRegistry((t) => bus.drop(t.session, t.channel), opts.maxFinishedTasks);
+  const sessions = new Map<string, Promise<SessionHost>>();
+  const hosts = new Set<SessionHost>();
+  const conns = new Set<Deno.Conn>();
   let connectionsTotal = 0;
   let closing: Promise<void> | null = null;
 
   const methods = kernelMethods({
     bus,
     tasks,
+    journal,
     session(name) {
       let p = sessions.get(name);
       if (!p) {
         const h = new SessionHost(name, bus, {
           cwd: opts.cwd ?? Deno.cwd(),
           env: opts.env ?? Deno.env.toObject(),
+          journal,
         });
         hosts.add(h);
         p = h.ready().then(() => h);
@@ -80,6 +99,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
       connections_total: connectionsTotal,
       sessions: hosts.size,
       live_tasks: tasks.live().length,
+      tasks: tasks.size,
+      channels: bus.channelCount,
       open_fds: openFds(),
     }),
   });
@@ -112,6 +133,7 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
       }
       await Promise.allSettled([...hosts].map((h) => h.close()));
       await accept;
+      await journal?.close().catch(onError);
     })();
     return closing;
   };

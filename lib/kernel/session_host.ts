@@ -9,8 +9,11 @@ import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { EventBus } from "./event_bus.ts";
 import type { Task } from "./tasks.ts";
 import type { DoneMsg, FromWorker, SessionFacts, ToWorker } from "./session_messages.ts";
+import type { KernelJournal } from "./kernel_journal.ts";
 
 const STARTED = { $: "str", v: "started" };
+/** Cancel slots per session: slot 0 is the idle slot; one is held per running task. */
+const SLOTS = 64;
 
 /** A named session and its Worker. */
 export class SessionHost {
@@ -24,6 +27,8 @@ export class SessionHost {
   #nextRid = 1;
   #ready!: Promise<void>;
   #closed = false;
+  readonly #slots = new SharedArrayBuffer(SLOTS * 4);
+  #freeSlots: number[] = Array.from({ length: SLOTS - 1 }, (_, i) => SLOTS - 1 - i);
   /** Latest facts reported by the worker (cwd, env hash, bound names). */
   facts: SessionFacts = { cwd: "", env_hash: "", names: {} };
   /** Worker restarts after a crash (tests, diagnostics). */
@@ -32,7 +37,7 @@ export class SessionHost {
   constructor(
     readonly name: string,
     readonly bus: EventBus,
-    readonly init: { cwd: string; env: Record<string, string> },
+    readonly init: { cwd: string; env: Record<string, string>; journal?: KernelJournal | null },
   ) {
     this.#spawn();
   }
@@ -44,10 +49,11 @@ export class SessionHost {
     });
     this.#worker = w;
     this.#ready = new Promise<void>((resolve, reject) => {
-      w.onmessage = (e: MessageEvent<FromWorker>) => {
-        if (e.data.t === "ready") {
-          this.facts = e.data.facts;
-          w.onmessage = (ev: MessageEvent<FromWorker>) => this.#onMessage(ev.data);
+      w.onmessage = (e: MessageEvent<string>) => {
+        const m = JSON.parse(e.data) as FromWorker;
+        if (m.t === "ready") {
+          this.facts = m.facts;
+          w.onmessage = (ev: MessageEvent<string>) => this.#onMessage(JSON.parse(ev.data));
           resolve();
         }
       };
@@ -63,7 +69,15 @@ export class SessionHost {
       };
       this.#pump();
     }, () => {});
-    this.#post({ t: "init", session: this.name, cwd: this.init.cwd, env: this.init.env });
+    // The only structured-clone message: it carries the shared cancel slots.
+    w.postMessage({
+      t: "init",
+      session: this.name,
+      slots: this.#slots,
+      cwd: this.init.cwd,
+      env: this.init.env,
+      journal: this.init.journal ? { casDir: this.init.journal.casDir } : null,
+    });
   }
 
   /** Resolves once the evaluator is up. */
@@ -72,7 +86,7 @@ export class SessionHost {
   }
 
   #post(m: ToWorker): void {
-    this.#worker.postMessage(m);
+    this.#worker.postMessage(JSON.stringify(m));
   }
 
   /** Queue an exec; it runs after every earlier task of this session. */
@@ -86,6 +100,11 @@ export class SessionHost {
     const t = this.#queue.shift();
     if (!t) return;
     this.#running = t;
+    // A slot is owned by one running task at a time and zeroed before reuse, so a late
+    // cancel of a finished task can never reach the next one (D-24).
+    t.slot = this.#freeSlots.pop()!;
+    t.flag = new Int32Array(this.#slots, t.slot * 4, 1);
+    Atomics.store(t.flag, 0, t.cancelRequested ? 1 : 0);
     t.state = "running";
     t.startedNs = Date.now() * 1_000_000;
     this.bus.publish(this.name, t.channel, STARTED);
@@ -96,10 +115,8 @@ export class SessionHost {
       position: t.position,
       elide: t.elide,
       tty: t.tty,
-      flag: t.flag,
+      slot: t.slot,
     });
-    // The flag is set before the worker may even see the task: it stops at its first check.
-    if (t.cancelRequested) Atomics.store(t.flag, 0, 1);
   }
 
   /**
@@ -123,7 +140,7 @@ export class SessionHost {
     }
     if (this.#running === t) {
       t.state = "cancelling";
-      Atomics.store(t.flag, 0, 1);
+      Atomics.store(t.flag!, 0, 1);
       this.#post({ t: "cancel", task: t.id });
     }
   }
@@ -139,6 +156,13 @@ export class SessionHost {
   }
 
   #terminal(t: Task, state: "completed" | "failed" | "cancelled"): void {
+    if (t.slot > 0) {
+      this.#freeSlots.push(t.slot);
+      t.slot = -1;
+      t.flag = null;
+    }
+    // Journal (issue 7): a task that ended without a worker record still gets an honest row.
+    this.init.journal?.settle(t, state, t.error?.message ?? state, this.facts.cwd);
     t.finish(state);
     this.bus.publish(this.name, t.channel, { state, result_ref: t.resultRef });
   }
@@ -155,6 +179,16 @@ export class SessionHost {
         else p.reject(new RpcError(m.error.code, m.error.message, m.error.data));
         return;
       }
+      case "jbegin": // the exec parsed: write its running row (issue 7)
+        if (this.#running?.id === m.task) this.init.journal?.begin(this.#running, m);
+        return;
+      case "jreq": { // a language journal/undo head (issue 7)
+        const j = this.init.journal;
+        const t = this.#running;
+        if (!j || !t) return;
+        void j.answer(m, this.name, j.principalOf(t)).then((r) => this.#post(r));
+        return;
+      }
       case "cwd":
         this.facts = { ...this.facts, cwd: m.cwd };
         return;
@@ -168,27 +202,40 @@ export class SessionHost {
   #onDone(m: DoneMsg): void {
     const t = this.#running;
     this.#running = null;
-    this.facts = m.facts;
+    if (m.facts) this.facts = m.facts;
     if (t && t.id === m.task) {
-      if (m.ok) {
-        t.resultRef = m.result.ref;
-        t.result = m.result;
-        this.bus.publish(this.name, "session.transcript", {
-          n: m.n,
-          ref: m.result.ref,
-          summary: m.summary,
-        });
-        this.bus.publish(this.name, "render", { ref: m.result.ref, render: m.result.render });
-        const state = m.outcomeFailed
-          ? (t.cancelRequested && m.signalled ? "cancelled" : "failed")
-          : "completed";
-        this.#terminal(t, state);
-      } else {
-        t.error = m.error;
-        const ref = (m.error.data as { ref?: unknown } | undefined)?.ref;
-        t.resultRef = typeof ref === "string" ? ref : null;
-        this.#terminal(t, t.cancelRequested || m.cancelled ? "cancelled" : "failed");
-      }
+      const complete = () => {
+        if (m.ok) {
+          t.resultRef = m.result.ref;
+          t.result = m.result;
+          this.bus.publish(this.name, "session.transcript", {
+            n: m.n,
+            ref: m.result.ref,
+            summary: m.summary,
+          });
+          this.bus.publish(this.name, "render", { ref: m.result.ref, render: m.result.render });
+          const state = m.outcomeFailed
+            ? (t.cancelRequested && m.signalled ? "cancelled" : "failed")
+            : "completed";
+          this.#terminal(t, state);
+        } else {
+          t.error = m.error;
+          const ref = (m.error.data as { ref?: unknown } | undefined)?.ref;
+          t.resultRef = typeof ref === "string" ? ref : null;
+          this.#terminal(t, t.cancelRequested || m.cancelled ? "cancelled" : "failed");
+        }
+      };
+      // Journal (issue 7): the result is delivered once its row committed; the next task
+      // starts now, and this one's cancel slot is free at once.
+      const j = this.init.journal;
+      if (j && m.journal) {
+        if (t.slot > 0) {
+          this.#freeSlots.push(t.slot);
+          t.slot = -1;
+          t.flag = null;
+        }
+        void j.finish(t, m.journal, this.facts.cwd).finally(complete);
+      } else complete();
     }
     this.#pump();
   }

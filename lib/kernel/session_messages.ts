@@ -1,18 +1,24 @@
 /**
  * Messages between the kernel's main thread (`session_host.ts`) and a session Worker
  * (`session_worker.ts`). Values never cross the thread boundary as values: the worker answers
- * with bounded wire JSON and rendered text.
+ * with bounded wire JSON and rendered text. Every message after `init` travels as a JSON
+ * string (structured clone of objects costs several times more per message in Deno).
  */
 
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
+import type { ExecRecord, JBeginMsg, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
   t: "init";
   session: string;
+  /** Cancel slots (Int32 each); slot 0 stays 0 and is installed between tasks. */
+  slots: SharedArrayBuffer;
   cwd: string;
   env: Record<string, string>;
+  /** The content store to open (null: this kernel keeps no journal). (issue 7) */
+  journal?: JournalInit | null;
 }
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
@@ -23,8 +29,8 @@ export interface ExecMsg {
   position: "stmt" | "value";
   elide: ElideSpec | null;
   tty: boolean;
-  /** This task's own cancel slot (element 0 ≠ 0 = cancel), shared memory. */
-  flag: Int32Array;
+  /** Index of this task's own cancel slot in the session's shared slots (≠ 0 = cancel). */
+  slot: number;
 }
 
 /** Main → worker: the running task was cancelled (wakes awaits at once). */
@@ -49,9 +55,9 @@ export interface InjectMsg {
 }
 
 /** Everything the main thread sends. */
-export type ToWorker = InitMsg | ExecMsg | CancelMsg | RequestMsg | InjectMsg;
+export type ToWorker = InitMsg | ExecMsg | CancelMsg | RequestMsg | InjectMsg | JReplyMsg;
 
-/** Session facts the worker reports after start-up and after every exec. */
+/** Session facts the worker reports after start-up and after an exec that changed them. */
 export interface SessionFacts {
   cwd: string;
   env_hash: string;
@@ -75,7 +81,13 @@ export interface TranscriptSummary {
 
 /** Worker → main: an exec finished (success or an RPC error). */
 export type DoneMsg =
-  & { t: "done"; task: number; facts: SessionFacts }
+  & {
+    t: "done";
+    task: number;
+    facts?: SessionFacts;
+    /** What the journal records about this exec (journaling kernels only; issue 7). */
+    journal?: ExecRecord;
+  }
   & (
     | {
       ok: true;
@@ -108,4 +120,4 @@ export interface CwdMsg {
 }
 
 /** Everything a worker sends. */
-export type FromWorker = ReadyMsg | DoneMsg | ReplyMsg | EmitMsg | CwdMsg;
+export type FromWorker = ReadyMsg | DoneMsg | ReplyMsg | EmitMsg | CwdMsg | JBeginMsg | JReqMsg;

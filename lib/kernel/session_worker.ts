@@ -35,6 +35,7 @@ import type {
   ToWorker,
   TranscriptSummary,
 } from "./session_messages.ts";
+import { evalByStatement, SessionJournal, type StmtFacts } from "./session_journal.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -49,12 +50,17 @@ let lastCwd = "";
 
 /** The running task, its cancel slot and an abort for awaits. */
 let current: { task: number; flag: Int32Array; abort: AbortController } | null = null;
+/** The session's shared cancel slots; slot 0 (never set) is installed between tasks. */
+let slots: SharedArrayBuffer;
+let idleFlag: Int32Array;
+/** The session's journal side (null: the kernel keeps no journal). (issue 7) */
+let journal: SessionJournal | null = null;
 /** Statement-sink lines and diagnostics of the running exec (bounded). */
 let sinkText = "";
 let diagText = "";
 
 function post(m: FromWorker): void {
-  self.postMessage(m);
+  self.postMessage(JSON.stringify(m));
 }
 
 function appendBounded(buf: string, text: string): string {
@@ -81,8 +87,13 @@ function cancellableSleep(ms: number): Promise<void> {
   });
 }
 
-function init(m: InitMsg): void {
+async function init(m: InitMsg): Promise<void> {
+  // Journal (issue 7): this worker opens the shared content store itself.
+  if (m.journal) journal = await SessionJournal.open(m.journal, post);
+  slots = m.slots;
+  idleFlag = new Int32Array(slots, 0, 1);
   ev = new Evaluator({
+    cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
     ports: {
@@ -107,9 +118,16 @@ function init(m: InitMsg): void {
           const signal = sig && opts.signal
             ? AbortSignal.any([sig, opts.signal])
             : sig ?? opts.signal;
+          const argv0 = opts.argv[0];
+          journal?.effect({
+            kind: "proc_spawn",
+            bin_hash: "",
+            argv0: typeof argv0 === "string" ? argv0 : lossy.decode(argv0),
+          });
           return spawnCapture({ ...opts, signal });
         },
       },
+      journal: journal ?? undefined,
     },
   });
   // Language `channel("user.x").emit(v)` → the kernel bus, as a bounded tagged wire payload.
@@ -118,7 +136,8 @@ function init(m: InitMsg): void {
     post({ t: "emit", channel, payload: wire });
   };
   lastCwd = ev.cwd();
-  post({ t: "ready", facts: facts() });
+  lastFacts = facts();
+  post({ t: "ready", facts: lastFacts });
 }
 
 /** Hex SHA-256 of the sorted `NAME=value` lines of the session environment (D-9). */
@@ -130,13 +149,42 @@ function envHash(): string {
   return h.digest("hex");
 }
 
+let lastEnv = new Map<string, string>();
+let lastFacts: SessionFacts | null = null;
+
+function envChanged(): boolean {
+  const env = ev.env();
+  if (env.size !== lastEnv.size) return true;
+  for (const [k, v] of env) if (lastEnv.get(k) !== v) return true;
+  return false;
+}
+
+/** Current facts; the env hash is recomputed only when the environment changed. */
 function facts(): SessionFacts {
   const names: Record<string, string> = {};
   for (const n of ev.root.names()) {
     const v = ev.root.lookup(n)?.v;
     names[n] = v === undefined ? "null" : typeOf(v);
   }
-  return { cwd: ev.cwd(), env_hash: envHash(), names };
+  let hash = lastFacts?.env_hash ?? "";
+  if (lastFacts === null || envChanged()) {
+    hash = envHash();
+    lastEnv = new Map(ev.env());
+  }
+  return { cwd: ev.cwd(), env_hash: hash, names };
+}
+
+/** Facts to report after an exec: undefined when nothing changed (the common case). */
+function changedFacts(): SessionFacts | undefined {
+  const f = facts();
+  const p = lastFacts;
+  lastFacts = f;
+  if (p === null || p.cwd !== f.cwd || p.env_hash !== f.env_hash) return f;
+  const a = Object.keys(p.names);
+  const b = Object.keys(f.names);
+  if (a.length !== b.length) return f;
+  for (const k of b) if (p.names[k] !== f.names[k]) return f;
+  return undefined;
 }
 
 function typeOf(v: Value): string {
@@ -176,40 +224,48 @@ function errorData(err: ErrorV, ref: string, uri: string): Record<string, unknow
 }
 
 async function runExec(m: ExecMsg): Promise<void> {
-  current = { task: m.task, flag: m.flag, abort: new AbortController() };
-  ev.setCancelFlag(m.flag);
+  const flag = new Int32Array(slots, m.slot * 4, 1);
+  current = { task: m.task, flag, abort: new AbortController() };
+  ev.setCancelFlag(flag);
   sinkText = "";
   diagText = "";
   let done: DoneMsg;
+  journal?.startExec();
+  exec = { t0: performance.now(), stmts: [], value: undefined, raised: null };
   try {
-    done = await evaluate(m);
+    done = await evaluate(m, flag);
   } catch (e) {
     // Never lose a task: anything unexpected becomes an internal error reply.
     done = {
       t: "done",
       task: m.task,
-      facts: facts(),
+      facts: changedFacts(),
       ok: false,
       error: { code: RPC.INTERNAL_ERROR, message: `internal error: ${(e as Error)?.message ?? e}` },
-      cancelled: Atomics.load(m.flag, 0) !== 0,
+      cancelled: Atomics.load(flag, 0) !== 0,
     };
   }
+  // Journal (issue 7): outputs (large ones into the CAS), statements, effects, undo inverses.
+  if (journal) done.journal = await journalRecord(journal, m, done);
   current = null;
+  ev.setCancelFlag(idleFlag);
   sinkText = "";
   diagText = "";
   post(done);
 }
 
-async function evaluate(m: ExecMsg): Promise<DoneMsg> {
+async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
   let program;
   try {
     program = ev.parse(m.src);
   } catch (e) {
     if (!(e instanceof ParseError)) throw e;
+    jbegin(m, null);
+    exec.raised = toErrorValue(fail("parse_error", e.msg, e.hint ?? null));
     return {
       t: "done",
       task: m.task,
-      facts: facts(),
+      facts: changedFacts(),
       ok: false,
       error: {
         code: RPC.PARSE_ERROR,
@@ -219,24 +275,29 @@ async function evaluate(m: ExecMsg): Promise<DoneMsg> {
       cancelled: false,
     };
   }
+  jbegin(m, program);
   let value: Value;
   let raised: ErrorV | null = null;
   try {
-    value = await ev.evalProgram(program, m.position);
+    value = await (journal
+      ? evalByStatement(ev, program, m.position, exec.stmts, toErrorValue)
+      : ev.evalProgram(program, m.position));
   } catch (e) {
     raised = toErrorValue(e);
     value = raised;
   }
+  exec.value = value;
+  exec.raised = raised;
   const n = nextOut++;
   transcript.set(n, value);
   const ref = `out:${n}`;
   const uri = `shoal://out/${n}`;
-  const cancelled = Atomics.load(m.flag, 0) !== 0;
+  const cancelled = Atomics.load(flag, 0) !== 0;
   if (raised) {
     return {
       t: "done",
       task: m.task,
-      facts: facts(),
+      facts: changedFacts(),
       ok: false,
       error: { code: RPC.RAISED, message: raised.msg, data: errorData(raised, ref, uri) },
       cancelled,
@@ -248,7 +309,7 @@ async function evaluate(m: ExecMsg): Promise<DoneMsg> {
   return {
     t: "done",
     task: m.task,
-    facts: facts(),
+    facts: changedFacts(),
     ok: true,
     n,
     result: { ref, uri, value: wire, render: renderFor(value, uri, m.tty) },
@@ -256,6 +317,43 @@ async function evaluate(m: ExecMsg): Promise<DoneMsg> {
     outcomeFailed: isOutcome && !(value as OutcomeV).ok,
     signalled: isOutcome && (value as OutcomeV).signal !== null,
   };
+}
+
+// ---- journal (issue 7) -------------------------------------------------------------------
+
+/** What the running exec did, for its journal record. */
+let exec: { t0: number; stmts: StmtFacts[]; value: Value | undefined; raised: ErrorV | null } = {
+  t0: 0,
+  stmts: [],
+  value: undefined,
+  raised: null,
+};
+
+/** Ask the main thread to write the exec's running row (not awaited there either). */
+function jbegin(m: ExecMsg, program: unknown): void {
+  if (!journal) return;
+  post({
+    t: "jbegin",
+    task: m.task,
+    ast: program,
+    cwd: ev.cwd(),
+    env_hash: lastFacts?.env_hash ?? "",
+    started_ms: Date.now(),
+  });
+}
+
+function journalRecord(j: SessionJournal, m: ExecMsg, done: DoneMsg) {
+  return j.record(
+    exec.value,
+    exec.raised,
+    done.ok ? done.result.value : undefined,
+    done.ok ? done.result.render : "",
+    exec.stmts,
+    m.src,
+    exec.t0,
+    !done.ok && done.cancelled,
+    outcomeOut,
+  );
 }
 
 /** A published payload as a language value: tagged wire JSON decodes, plain JSON maps. */
@@ -379,11 +477,33 @@ setInterval(() => {
   }
 }, 200);
 
-self.onmessage = (e: MessageEvent<ToWorker>) => {
-  const m = e.data;
+// A stray rejection in language code (an unawaited task, a host hook) must not kill the
+// session: report it with the running exec's diagnostics instead.
+self.addEventListener("unhandledrejection", (e) => {
+  e.preventDefault();
+  const r = e.reason;
+  diagText = appendBounded(
+    diagText,
+    `unhandled rejection: ${r instanceof Error ? r.message : String(r)}\n`,
+  );
+});
+
+/** Messages that arrived before `init` (none are expected; kept in order if they do). */
+const early: ToWorker[] = [];
+
+self.onmessage = (e: MessageEvent<string | InitMsg>) => {
+  const m: ToWorker = typeof e.data === "string" ? JSON.parse(e.data) : e.data;
+  if (ev === undefined && m.t !== "init") return void early.push(m);
+  dispatch(m);
+  if (m.t === "init") { for (const x of early.splice(0)) dispatch(x); }
+};
+
+function dispatch(m: ToWorker): void {
   switch (m.t) {
     case "init":
-      return init(m);
+      return void init(m);
+    case "jreply":
+      return journal?.reply(m);
     case "exec":
       return void runExec(m);
     case "cancel":
@@ -395,4 +515,4 @@ self.onmessage = (e: MessageEvent<ToWorker>) => {
       // `events.publish` → the language bus; injected events never come back (no echo).
       return ev.injectUserEvent(m.channel, payloadValue(m.payload));
   }
-};
+}

@@ -28,8 +28,13 @@ export class Task {
   error: RpcErrorObject | null = null;
   result: InlineResult | null = null;
   cancelRequested = false;
-  /** This task's cancel slot (element 0 ≠ 0 = cancel), readable from the session Worker. */
-  readonly flag = new Int32Array(new SharedArrayBuffer(4));
+  /**
+   * This task's cancel slot while it runs (element 0 ≠ 0 = cancel), a view into its session's
+   * shared slots that the Worker reads; null while queued and after it finished.
+   */
+  flag: Int32Array | null = null;
+  /** Index of `flag` in the session's slots (-1 when none). */
+  slot = -1;
   readonly done: Promise<void>;
   #resolve!: () => void;
 
@@ -87,6 +92,12 @@ export class TaskRegistry {
   #finished: number[] = [];
   #nextId = 1;
 
+  /** `onEvict` runs for each finished task dropped from the registry (its channel goes too). */
+  constructor(
+    readonly onEvict: (t: Task) => void = () => {},
+    readonly maxFinished = MAX_FINISHED_TASKS,
+  ) {}
+
   /** Create a task. */
   create(
     session: string,
@@ -103,7 +114,12 @@ export class TaskRegistry {
 
   #retire(id: number): void {
     this.#finished.push(id);
-    while (this.#finished.length > MAX_FINISHED_TASKS) this.#tasks.delete(this.#finished.shift()!);
+    while (this.#finished.length > this.maxFinished) {
+      const old = this.#finished.shift()!;
+      const t = this.#tasks.get(old);
+      this.#tasks.delete(old);
+      if (t) this.onEvict(t);
+    }
   }
 
   /** Look a task up by `task:N` (or `N`) within a session; undefined when unknown or foreign. */
@@ -116,6 +132,11 @@ export class TaskRegistry {
   /** Tasks of one session, in id order. */
   list(session: string): Task[] {
     return [...this.#tasks.values()].filter((t) => t.session === session);
+  }
+
+  /** Tasks held (finished ones up to the bound). */
+  get size(): number {
+    return this.#tasks.size;
   }
 
   /** Unfinished tasks (all sessions). */

@@ -21,6 +21,8 @@ export async function withKernel(
   const k = await startKernel({
     socket: join(dir, "run", "k.sock"),
     ephemeral: true,
+    // The core suite isolates the kernel from the journal (tests/kernel/journal_*.ts cover it).
+    journal: false,
     cwd: dir,
     onError: () => {},
   });

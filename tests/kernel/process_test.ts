@@ -116,19 +116,35 @@ Deno.test("a frame over 16 MiB is refused without the kernel growing by 16 MiB",
     const c = await RawConn.open(sock);
     await c.call(1, "session.attach", {});
     await c.call(2, "exec", { src: "1" });
-    const before = rssKiB(child.pid);
-    // 20 MiB of one JSON string, written in 1 MiB chunks, then a newline.
+    // Frames of 20 and 64 MiB, written in 1 MiB chunks: refused, and the kernel's resident
+    // memory does not grow with them (the partial line waits in an unlinked temp file).
     const chunk = new TextEncoder().encode("a".repeat(1 << 20));
-    await c.write('{"jsonrpc":"2.0","id":3,"method":"parse","params":{"src":"');
-    for (let i = 0; i < 20; i++) await c.write(chunk);
-    await c.write('"}}\n');
-    const f = await c.next(30000);
-    assertEquals((f.error as R).code, RPC.INVALID_REQUEST);
-    assertEquals(((f.error as R).data as R).limit, 16 * 1024 * 1024);
-    const after = rssKiB(child.pid);
-    assert(after - before < 16 * 1024, `RSS grew by ${after - before} KiB`);
+    for (const [id, mib] of [[3, 20], [4, 64]]) {
+      const before = rssKiB(child.pid);
+      await c.write(`{"jsonrpc":"2.0","id":${id},"method":"parse","params":{"src":"`);
+      for (let i = 0; i < mib; i++) await c.write(chunk);
+      await c.write('"}}\n');
+      const f = await c.next(60000);
+      assertEquals((f.error as R).code, RPC.INVALID_REQUEST);
+      assertEquals(((f.error as R).data as R).limit, 16 * 1024 * 1024);
+      const grew = rssKiB(child.pid) - before;
+      assert(grew < 8 * 1024, `a ${mib} MiB frame grew the kernel's RSS by ${grew} KiB`);
+    }
+    // A legal 3 MiB frame (read back from the spill) still works.
+    const big = "1 + ".repeat(3 * (1 << 18)) + "1";
+    await c.write(
+      JSON.stringify({
+        jsonrpc: "2.0",
+        id: 5,
+        method: "complete",
+        params: { src: big, cursor: 1 },
+      }) + "\n",
+    );
+    const legal = await c.next(60000);
+    assertEquals(legal.id, 5);
+    assert(Array.isArray((legal.result as R).candidates));
     // The connection and kernel keep serving.
-    const ok = await c.call(4, "parse", { src: "1 + 1" });
+    const ok = await c.call(6, "parse", { src: "1 + 1" });
     assertEquals((ok.result as R).ast_version, 2);
     c.close();
   } finally {
