@@ -7,7 +7,7 @@
 
 import { resolve } from "node:path";
 import { Cgroup } from "./cgroup.ts";
-import { startChild, waitExit } from "./child.ts";
+import { type Child, startChild } from "./child.ts";
 import { drainCapped, type DrainResult, drainToFile } from "./drain.ts";
 import { ExecError } from "./errors.ts";
 import { checkBytes, prepare } from "./prepare.ts";
@@ -88,7 +88,7 @@ async function capture(opts: CaptureOptions): Promise<CaptureResult> {
 
   const { out, err, stdin } = await openRedirects(opts, prep.cwd);
   const cgroup = prep.killScope === "cgroup" ? Cgroup.create() : null;
-  let child: Deno.ChildProcess;
+  let child: Child;
   try {
     child = startChild(prep, {
       stdin: stdin.mode,
@@ -105,7 +105,7 @@ async function capture(opts: CaptureOptions): Promise<CaptureResult> {
   const t0 = performance.now();
   const startedAt = Date.now();
   let exited = false;
-  const exit = waitExit(child).finally(() => exited = true);
+  const exit = child.exit.finally(() => exited = true);
   const sup = new Supervisor(
     child.pid,
     prep.graceMs,

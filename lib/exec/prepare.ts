@@ -1,7 +1,7 @@
 /**
  * Checking spawn options and deciding exactly what to start: validation with stable error
- * kinds, argv[0] resolution against the *given* env's PATH and cwd, and the optional exec
- * shim for byte arguments / cgroups.
+ * kinds, argv[0] resolution against the *given* env's PATH and cwd, and naming a missing
+ * `#!` interpreter.
  *
  * @module
  */
@@ -12,7 +12,7 @@ import type { ArgvItem, KillScope, SpawnOptions } from "./types.ts";
 import { DEFAULT_GRACE_MS } from "./types.ts";
 import { DEFAULT_PATH, isExecutableFile, which } from "./which.ts";
 
-/** What to hand to `Deno.Command`, after validation and resolution. */
+/** What to start (see child.ts), after validation and resolution. */
 export interface Prepared {
   /** Absolute path of the program the caller asked for. */
   program: string;
@@ -160,7 +160,6 @@ export function prepare(opts: SpawnOptions): Prepared {
   if (name === "") invalid("argv[0] is empty");
   const program = which(name, envCopy.PATH ?? hostPath(), cwd);
   if (program === null) throw unresolved(name, cwd);
-  checkInterpreter(program, name);
   return {
     program,
     displayArgv,
@@ -175,11 +174,12 @@ export function prepare(opts: SpawnOptions): Prepared {
 }
 
 /**
- * A script whose `#!` interpreter is missing fails inside execve with ENOENT. The child is
- * started through the setsid shim, which could only report that as exit status 127, so
- * it is detected here and reported as the spawn error it is.
+ * A script whose `#!` interpreter is missing fails inside execve with ENOENT. Started
+ * through a shim (setsid(1), the sh trampoline) that could only show as exit status 127,
+ * and even a direct ENOENT does not say which file is missing; this names it. Returns the
+ * error to throw, or null when the `#!` line (if any) is fine or unreadable.
  */
-function checkInterpreter(program: string, name: string): void {
+export function badInterpreter(program: string, name: string): ExecError | null {
   let head: Uint8Array;
   try {
     const file = Deno.openSync(program, { read: true });
@@ -190,14 +190,14 @@ function checkInterpreter(program: string, name: string): void {
       file.close();
     }
   } catch {
-    return; // execute-only or vanished: let execve decide
+    return null; // execute-only or vanished: let execve decide
   }
-  if (head[0] !== 0x23 || head[1] !== 0x21) return; // not "#!"
+  if (head[0] !== 0x23 || head[1] !== 0x21) return null; // not "#!"
   const end = head.indexOf(0x0a);
   const line = lossyUtf8.decode(head.subarray(2, end < 0 ? head.length : end));
   const interp = line.trim().split(/[ \t]/)[0];
-  if (interp === undefined || !interp.startsWith("/") || isExecutableFile(interp)) return;
-  throw new ExecError("not_found", `${name}: bad interpreter ${interp}: ${ENOENT}`, {
+  if (interp === undefined || !interp.startsWith("/") || isExecutableFile(interp)) return null;
+  return new ExecError("not_found", `${name}: bad interpreter ${interp}: ${ENOENT}`, {
     path: program,
     osMessage: ENOENT,
     hint: `the interpreter on its #! line, ${interp}, is not an executable file`,

@@ -6,7 +6,7 @@
  */
 
 import { Cgroup } from "./cgroup.ts";
-import { startChild, waitExit } from "./child.ts";
+import { type Child, startChild } from "./child.ts";
 import { drainCapped, drainToFile, stoppable } from "./drain.ts";
 import { ExecError } from "./errors.ts";
 import { checkBytes, prepare } from "./prepare.ts";
@@ -46,7 +46,7 @@ async function start(opts: StreamingOptions): Promise<StreamingChild> {
     throw e;
   }
   const cgroup = prep.killScope === "cgroup" ? Cgroup.create() : null;
-  let child: Deno.ChildProcess;
+  let child: Child;
   try {
     child = startChild(prep, {
       stdin: stdin.mode,
@@ -62,7 +62,7 @@ async function start(opts: StreamingOptions): Promise<StreamingChild> {
   const t0 = performance.now();
   const startedAt = Date.now();
   let exited = false;
-  const exit = waitExit(child).finally(() => exited = true);
+  const exit = child.exit.finally(() => exited = true);
   const sup = new Supervisor(
     child.pid,
     prep.graceMs,
