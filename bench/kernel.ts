@@ -59,19 +59,6 @@ async function startProcess(args: string[], ready: string): Promise<Deno.ChildPr
   return child;
 }
 
-/** Median of `runs` timed async calls (ms) after `warm` warm-up calls. */
-async function median(runs: number, warm: number, fn: () => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < warm; i++) await fn();
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t = performance.now();
-    await fn();
-    times.push(performance.now() - t);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)];
-}
-
 function line(label: string, ms: number, base: number, target: number): void {
   const ratio = ms / base;
   console.log(
@@ -80,14 +67,25 @@ function line(label: string, ms: number, base: number, target: number): void {
   );
 }
 
-async function main(): Promise<void> {
-  const dir = await Deno.makeTempDir({ prefix: "shoal-bench-kernel-" });
-  const echoPath = join(dir, "echo.sock");
-  const kernelPath = join(dir, "k.sock");
-  const echo = await startProcess(
-    ["run", "-A", join(HERE, "kernel.ts"), "--echo-server", echoPath],
-    "echo: ready",
-  );
+/** Per-call times (ms) of `n` sequential calls. */
+async function times(n: number, fn: () => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+function med(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+/** One kernel process; `full` also runs the value.get and throughput parts. */
+async function measure(dir: string, echoPath: string, extra: string[], full: boolean) {
+  const kernelPath = join(dir, `k${extra.length}.sock`);
   const kernel = await startProcess(
     [
       "run",
@@ -96,18 +94,25 @@ async function main(): Promise<void> {
       join(HERE, "../lib/kernel/cli.ts"),
       "--socket",
       kernelPath,
-      "--ephemeral",
+      ...extra,
     ],
     "shoal-kernel: ready",
   );
   try {
-    // 1. Round trip.
+    // 1. Round trip, echo and exec interleaved in rounds so both see the same machine load.
     const e = await KernelClient.connect({ socket: echoPath });
     const k = await KernelClient.connect({ socket: kernelPath, attach: { session: "bench" } });
-    const echoMs = await median(2000, 500, () => e.call("exec", { src: "1 + 2" }));
-    const execMs = await median(2000, 500, () => k.call("exec", { src: "1 + 2" }));
+    await times(500, () => e.call("exec", { src: "1 + 2" }));
+    await times(500, () => k.call("exec", { src: "1 + 2" }));
+    const echoT: number[] = [];
+    const execT: number[] = [];
+    for (let r = 0; r < 10; r++) {
+      echoT.push(...await times(200, () => e.call("exec", { src: "1 + 2" })));
+      execT.push(...await times(200, () => k.call("exec", { src: "1 + 2" })));
+    }
+    const echoMs = med(echoT);
     console.log(`echo server round trip: ${(echoMs * 1000).toFixed(0)} µs`);
-    line("exec `1 + 2` vs echo round trip", execMs, echoMs, 3);
+    line("exec `1 + 2` vs echo round trip", med(execT), echoMs, 3);
 
     // 2. Elision must not scale with the value.
     const t0 = performance.now();
@@ -121,25 +126,33 @@ async function main(): Promise<void> {
         ((performance.now() - t0) / 1000).toFixed(1)
       } s`,
     );
-    const smallMs = await median(30, 5, () => k.call("exec", { src: "small" }));
-    const bigMs = await median(30, 5, () => k.call("exec", { src: "big" }));
-    console.log(`exec "small" (1,000 rows): ${(smallMs * 1000).toFixed(0)} µs`);
-    line('exec "big" (1,000,000 rows) vs exec "small"', bigMs, smallMs, 3);
+    const smallT: number[] = [];
+    const bigT: number[] = [];
+    for (let r = 0; r < 5; r++) {
+      smallT.push(...await times(8, () => k.call("exec", { src: "small" })));
+      bigT.push(...await times(8, () => k.call("exec", { src: "big" })));
+    }
+    console.log(`exec "small" (1,000 rows): ${(med(smallT) * 1000).toFixed(0)} µs`);
+    line('exec "big" (1,000,000 rows) vs exec "small"', med(bigT), med(smallT), 3);
+    e.close();
+    if (!full) {
+      k.close();
+      return;
+    }
 
     // 3. Deep selection must not scale with the index.
     const ref = (await k.call<{ ref: string }>("exec", { src: "big" })).ref;
-    const firstMs = await median(
-      200,
-      20,
-      () => k.call("value.get", { ref, path: ".rows[0].name" }),
-    );
-    const lastMs = await median(
-      200,
-      20,
-      () => k.call("value.get", { ref, path: ".rows[999999].name" }),
-    );
-    console.log(`value.get .rows[0].name: ${(firstMs * 1000).toFixed(0)} µs`);
-    line("value.get .rows[999999].name vs .rows[0].name", lastMs, firstMs, 2);
+    const firstT: number[] = [];
+    const lastT: number[] = [];
+    for (let r = 0; r < 10; r++) {
+      firstT.push(...await times(30, () => k.call("value.get", { ref, path: ".rows[0].name" })));
+      lastT.push(
+        ...await times(30, () => k.call("value.get", { ref, path: ".rows[999999].name" })),
+      );
+    }
+    console.log(`value.get .rows[0].name: ${(med(firstT) * 1000).toFixed(0)} µs`);
+    line("value.get .rows[999999].name vs .rows[0].name", med(lastT), med(firstT), 2);
+    k.close();
 
     // 4. Throughput with 8 concurrent clients (one session each).
     const clients = await Promise.all(
@@ -148,7 +161,7 @@ async function main(): Promise<void> {
         (_, i) => KernelClient.connect({ socket: kernelPath, attach: { session: `c${i}` } }),
       ),
     );
-    for (const c of clients) for (let i = 0; i < 50; i++) await c.call("exec", { src: "1 + 2" });
+    await Promise.all(clients.map((c) => times(200, () => c.call("exec", { src: "1 + 2" }))));
     let count = 0;
     const end = performance.now() + 3000;
     const t1 = performance.now();
@@ -161,12 +174,27 @@ async function main(): Promise<void> {
     const secs = (performance.now() - t1) / 1000;
     console.log(`8 concurrent clients, exec "1 + 2": ${(count / secs).toFixed(0)} requests/s`);
     for (const c of clients) c.close();
-    e.close();
-    k.close();
+  } finally {
+    kernel.kill("SIGTERM");
+    await kernel.status;
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-bench-kernel-" });
+  const echoPath = join(dir, "echo.sock");
+  const echo = await startProcess(
+    ["run", "-A", join(HERE, "kernel.ts"), "--echo-server", echoPath],
+    "echo: ready",
+  );
+  try {
+    console.log("-- kernel core (--ephemeral --no-journal): the targets --");
+    await measure(dir, echoPath, ["--ephemeral", "--no-journal"], true);
+    console.log("-- with the in-memory journal (--ephemeral): journaling cost, for reference --");
+    await measure(dir, echoPath, ["--ephemeral"], false);
   } finally {
     echo.kill("SIGTERM");
-    kernel.kill("SIGTERM");
-    await Promise.all([echo.status, kernel.status]);
+    await echo.status;
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }

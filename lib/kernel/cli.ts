@@ -15,7 +15,7 @@ import { startKernel } from "./server.ts";
 
 /** Usage text. */
 export const KERNEL_USAGE =
-  "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral]";
+  "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] [--no-journal]";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -23,6 +23,8 @@ export interface KernelArgs {
   session: string;
   stateDir: string | null;
   ephemeral: boolean;
+  /** `--no-journal`: keep no journal at all (benchmarks isolate its cost). */
+  noJournal: boolean;
   help: boolean;
 }
 
@@ -33,6 +35,7 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     session: "default",
     stateDir: null,
     ephemeral: false,
+    noJournal: false,
     help: false,
   };
   for (let i = 0; i < args.length; i++) {
@@ -60,6 +63,9 @@ export function parseKernelArgs(args: string[]): KernelArgs {
         break;
       case "--ephemeral":
         out.ephemeral = true;
+        break;
+      case "--no-journal":
+        out.noJournal = true;
         break;
       case "-h":
       case "--help":
@@ -102,6 +108,7 @@ export async function kernelMain(args: string[]): Promise<number> {
       session: a.session,
       stateDir: a.ephemeral ? null : (a.stateDir ?? defaultStateDir()),
       ephemeral: a.ephemeral,
+      ...(a.noJournal ? { journal: false } : {}),
     });
   } catch (e) {
     if (e instanceof ListenError) {
