@@ -77,6 +77,8 @@ export interface TaskRecord {
   finished_ns: number | null;
   result_ref: string | null;
   error: { code: number; message: string; data?: unknown } | null;
+  /** True while task.suspend holds the task's process groups stopped (additive). */
+  suspended?: boolean;
 }
 
 /** The static channels advertised at attach. */

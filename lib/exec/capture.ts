@@ -102,6 +102,7 @@ async function capture(opts: CaptureOptions): Promise<CaptureResult> {
     cgroup?.remove();
     throw e;
   }
+  opts.onSpawn?.(child.pid); // the kernel tracks running groups (task.suspend/resume)
   const t0 = performance.now();
   const startedAt = Date.now();
   let exited = false;

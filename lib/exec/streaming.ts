@@ -59,6 +59,7 @@ async function start(opts: StreamingOptions): Promise<StreamingChild> {
     cgroup?.remove();
     throw e;
   }
+  opts.onSpawn?.(child.pid); // the kernel tracks running groups (task.suspend/resume)
   const t0 = performance.now();
   const startedAt = Date.now();
   let exited = false;

@@ -71,6 +71,8 @@ export interface SpawnOptions {
   graceMs?: number;
   /** Default `"group"`. */
   killScope?: KillScope;
+  /** Called once the child runs, with its pid (= its process group id). */
+  onSpawn?: (pid: number) => void;
 }
 
 /** Options of {@link spawnCapture}. */

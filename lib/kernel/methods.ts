@@ -289,12 +289,8 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
   for (const verb of ["suspend", "resume"] as const) {
     add(`task.${verb}`, (p, conn) => {
       const t = taskOf(k, p, conn, `task.${verb}`);
-      throw new RpcError(
-        RPC.TASK_CONTROL_UNAVAILABLE,
-        `task ${verb === "suspend" ? "suspension" : "resume"} is unavailable: the process ` +
-          `layer does not report a running task's process group to the kernel`,
-        { task: t.ref },
-      );
+      att(conn).session.suspendTask(t, verb === "suspend");
+      return { task: t.ref, suspended: t.suspended, state: t.state };
     });
   }
 

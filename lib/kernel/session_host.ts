@@ -7,6 +7,7 @@
 
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { EventBus } from "./event_bus.ts";
+import { resume as resumeGroup, suspend as suspendGroup } from "../exec/mod.ts";
 import type { Task } from "./tasks.ts";
 import type { DoneMsg, FromWorker, SessionFacts, ToWorker } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
@@ -139,10 +140,33 @@ export class SessionHost {
       return;
     }
     if (this.#running === t) {
+      // A stopped group cannot act on SIGINT: continue it so the kill ladder works.
+      if (t.suspended) {
+        for (const g of t.pgids) resumeGroup(g);
+        t.suspended = false;
+      }
       t.state = "cancelling";
       Atomics.store(t.flag!, 0, 1);
       this.#post({ t: "cancel", task: t.id });
     }
+  }
+
+  /**
+   * Stop (SIGSTOP) or continue (SIGCONT) the process groups of a running task. Throws
+   * `-32020` when the task has no running child process: evaluator work itself cannot be
+   * stopped from outside.
+   */
+  suspendTask(t: Task, stop: boolean): void {
+    if (this.#running !== t || t.pgids.size === 0) {
+      throw new RpcError(
+        RPC.TASK_CONTROL_UNAVAILABLE,
+        `task ${stop ? "suspension" : "resume"} is unavailable: ${t.ref} has no running child ` +
+          `process (only external commands can be stopped and continued)`,
+        { task: t.ref },
+      );
+    }
+    for (const g of t.pgids) (stop ? suspendGroup : resumeGroup)(g);
+    t.suspended = stop;
   }
 
   /** The running task (suspend/resume, diagnostics). */
@@ -192,6 +216,16 @@ export class SessionHost {
       case "cwd":
         this.facts = { ...this.facts, cwd: m.cwd };
         return;
+      case "child": {
+        const t = this.#running;
+        if (!t || t.id !== m.task) return;
+        if (m.live) {
+          t.pgids.add(m.pgid);
+          // A task suspended while between children stops its next child too.
+          if (t.suspended) suspendGroup(m.pgid);
+        } else t.pgids.delete(m.pgid);
+        return;
+      }
       case "emit":
         // Language `channel("user.x").emit(v)` → the kernel bus (never re-injected: no echo).
         if (m.channel.startsWith("user.")) this.bus.publish(this.name, m.channel, m.payload);

@@ -119,5 +119,21 @@ export interface CwdMsg {
   cwd: string;
 }
 
+/** Worker → main: a child process group of a task started (`live`) or ended. */
+export interface ChildMsg {
+  t: "child";
+  task: number;
+  pgid: number;
+  live: boolean;
+}
+
 /** Everything a worker sends. */
-export type FromWorker = ReadyMsg | DoneMsg | ReplyMsg | EmitMsg | CwdMsg | JBeginMsg | JReqMsg;
+export type FromWorker =
+  | ReadyMsg
+  | DoneMsg
+  | ReplyMsg
+  | EmitMsg
+  | CwdMsg
+  | ChildMsg
+  | JBeginMsg
+  | JReqMsg;

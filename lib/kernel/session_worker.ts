@@ -124,7 +124,17 @@ async function init(m: InitMsg): Promise<void> {
             bin_hash: "",
             argv0: typeof argv0 === "string" ? argv0 : lossy.decode(argv0),
           });
-          return spawnCapture({ ...opts, signal });
+          // Report the child's process group while it runs (task.suspend/resume on main).
+          const task = current?.task ?? 0;
+          let pgid = 0;
+          const onSpawn = (pid: number) => {
+            pgid = pid;
+            opts.onSpawn?.(pid);
+            if (task) post({ t: "child", task, pgid, live: true });
+          };
+          return spawnCapture({ ...opts, signal, onSpawn }).finally(() => {
+            if (task && pgid) post({ t: "child", task, pgid, live: false });
+          });
         },
       },
       journal: journal ?? undefined,

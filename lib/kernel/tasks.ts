@@ -35,6 +35,10 @@ export class Task {
   flag: Int32Array | null = null;
   /** Index of `flag` in the session's slots (-1 when none). */
   slot = -1;
+  /** Process groups of the task's running children (task.suspend/resume). */
+  readonly pgids = new Set<number>();
+  /** True between task.suspend and task.resume. */
+  suspended = false;
   readonly done: Promise<void>;
   #resolve!: () => void;
 
@@ -82,6 +86,7 @@ export class Task {
       finished_ns: this.finishedNs,
       result_ref: this.resultRef,
       error: this.error,
+      suspended: this.suspended,
     };
   }
 }

@@ -317,6 +317,56 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       },
     );
 
+    await t.step("task.suspend/resume stop and continue the running child's group", async () => {
+      const ticks = `${dir}/ticks`;
+      const r = await c.call<R>("exec", {
+        src: `sh -c 'while true; do echo x >> ${ticks}; sleep 0.02; done'`,
+        async: true,
+      });
+      const lines = async () => {
+        try {
+          return (await Deno.readTextFile(ticks)).length;
+        } catch {
+          return 0;
+        }
+      };
+      await waitFor(async () => (await lines()) > 4, 10000, "the child to tick");
+      const s = await c.call<R>("task.suspend", { task: r.task });
+      assertEquals([s.suspended, s.state], [true, "running"]);
+      assertEquals((await c.call<R>("task.get", { task: r.task })).suspended, true);
+      await new Promise((res) => setTimeout(res, 100));
+      const frozen = await lines();
+      await new Promise((res) => setTimeout(res, 300));
+      assertEquals(await lines(), frozen, "a stopped group writes nothing");
+      const u = await c.call<R>("task.resume", { task: r.task });
+      assertEquals(u.suspended, false);
+      await waitFor(async () => (await lines()) > frozen, 10000, "ticks after resume");
+      // Cancelling a suspended task works too (it is continued first).
+      await c.call("task.suspend", { task: r.task });
+      await c.call("task.cancel", { task: r.task });
+      assertEquals(
+        (await c.call<R>("task.await", { task: r.task, timeout_ms: 15000 })).state,
+        "cancelled",
+      );
+      // No child running: the honest -32020.
+      const idle = await c.call<R>("exec", {
+        src: "var n = 0\nwhile n < 1 { n = n + 0 }",
+        async: true,
+      });
+      await waitFor(
+        async () => (await c.call<R>("task.get", { task: idle.task })).state === "running",
+        5000,
+        "loop",
+      );
+      const e = await rpcError(c.call("task.suspend", { task: idle.task }));
+      assertEquals([e.code, e.data], [RPC.TASK_CONTROL_UNAVAILABLE, { task: idle.task }]);
+      await c.call("task.cancel", { task: idle.task });
+      assertEquals(
+        (await c.call<R>("task.await", { task: idle.task, timeout_ms: 10000 })).state,
+        "cancelled",
+      );
+    });
+
     await t.step(
       "tasks: a queued task is cancelled without running; others are untouched",
       async () => {
