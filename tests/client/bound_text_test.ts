@@ -1,0 +1,41 @@
+import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
+import { boundText, stripAnsi, TEXT_CAP } from "../../lib/client/bound_text.ts";
+
+const enc = new TextEncoder();
+
+Deno.test("stripAnsi removes CSI, OSC and two-byte escapes, keeps text", () => {
+  assertEquals(stripAnsi("\x1b[1;31mred\x1b[0m plain"), "red plain");
+  assertEquals(stripAnsi("\x1b]0;title\x07after"), "after");
+  assertEquals(stripAnsi("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"), "link");
+  assertEquals(stripAnsi("a\x1bMb"), "ab");
+  assertEquals(stripAnsi("no escapes"), "no escapes");
+});
+
+Deno.test("boundText keeps escapes for a tty and strips them otherwise", () => {
+  assertEquals(boundText("\x1b[32mok\x1b[0m", "shoal://out/1", true), "\x1b[32mok\x1b[0m");
+  assertEquals(boundText("\x1b[32mok\x1b[0m", "shoal://out/1", false), "ok");
+});
+
+Deno.test("boundText cuts at whole lines within the cap and names the remainder", () => {
+  const line = "x".repeat(99);
+  const text = Array.from({ length: 2000 }, () => line).join("\n"); // 200 KB
+  const out = boundText(text, "shoal://out/7");
+  assert(enc.encode(out).length <= TEXT_CAP, "within the 64 KiB wall");
+  const m = /…\((\d+) more lines, fetch via shoal:\/\/out\/7\)$/.exec(out);
+  assert(m, out.slice(-80));
+  const kept = out.split("\n").length - 1;
+  assertEquals(kept + Number(m[1]), 2000, "kept + remaining = all lines");
+  assert(out.split("\n").slice(0, kept).every((l) => l === line), "only whole lines");
+});
+
+Deno.test("boundText hard-cuts a single huge line, never inside a surrogate pair", () => {
+  const out = boundText("😀".repeat(40000), "shoal://out/2");
+  assert(enc.encode(out).length <= TEXT_CAP);
+  assert(!/[\ud800-\udbff](?![\udc00-\udfff])/.test(out), "no lone high surrogate");
+  assert(out.endsWith("…(0 more lines, fetch via shoal://out/2)"));
+});
+
+Deno.test("boundText leaves small texts alone", () => {
+  assertEquals(boundText("a\nb", "u"), "a\nb");
+  assertEquals(boundText("", "u"), "");
+});
