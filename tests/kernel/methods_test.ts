@@ -475,6 +475,20 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       await c.unsubscribe("render");
     });
 
+    await t.step("renders strip ANSI for non-tty clients and keep it for a tty", async () => {
+      const src = '"\\u{1b}[31mred\\u{1b}[0m"';
+      const plain = await c.call<R>("exec", { src });
+      assertEquals(plain.render, '"red"');
+      const tty = await client(k.path, "main", { client: { kind: "test", tty: true } });
+      const colored = await tty.call<R>("exec", { src });
+      assert(String(colored.render).includes("\x1b[31m"), JSON.stringify(colored.render));
+      const got = await tty.call<R>("value.get", { ref: plain.ref, format: "render" });
+      assert(String(got.render).includes("\x1b[31m"));
+      const stripped = await c.call<R>("value.get", { ref: plain.ref, format: "render" });
+      assertEquals(stripped.render, '"red"');
+      tty.close();
+    });
+
     await t.step("several requests in flight on one connection", async () => {
       const slow = c.call<R>("exec", { src: "sleep 300ms\n1" });
       const t0 = performance.now();
