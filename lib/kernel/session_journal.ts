@@ -246,8 +246,33 @@ export class SessionJournal implements JournalPort {
     }
   }
 
-  /** Build the exec's journal record (CAS puts happen here, in this worker). */
-  async record(
+  /**
+   * Build the exec's journal record (CAS puts happen here, in this worker). Never throws: a
+   * problem becomes a warning the kernel reports, and the row is still written.
+   */
+  async record(...args: Parameters<SessionJournal["buildRecord"]>): Promise<ExecRecord> {
+    try {
+      return await this.buildRecord(...args);
+    } catch (e) {
+      const [, raised, , , , , t0, cancelled] = args;
+      return {
+        status: raised === null ? "ok" : cancelled ? "cancelled" : "error",
+        ok: false,
+        durationNs: Math.round((performance.now() - t0) * 1e6),
+        exitStatus: null,
+        signal: null,
+        outputs: [],
+        error: raised ? { code: raised.code, message: raised.msg } : null,
+        effects: this.#effects,
+        statements: [],
+        undo: [],
+        warnings: [...this.#warnings, `recording the exec failed: ${(e as Error)?.message ?? e}`],
+      };
+    }
+  }
+
+  /** {@link record} without the safety net. */
+  async buildRecord(
     value: Value | undefined,
     raised: ErrorV | null,
     responseWire: unknown,
@@ -261,7 +286,12 @@ export class SessionJournal implements JournalPort {
     const outputs: OutputRecord[] = [];
     const push = (o: OutputRecord | null) => o && outputs.push(o);
     if (value !== undefined && raised === null) {
-      const full = encodeBounded(value, VALUE_BLOB_MAX, outcomeOut);
+      let full = null;
+      try {
+        full = encodeBounded(value, VALUE_BLOB_MAX, outcomeOut);
+      } catch {
+        // A failed outcome's `out` raises cmd_failed: keep the response's elided form (D-19).
+      }
       const wire = full ?? responseWire;
       if (wire !== undefined) {
         push(await this.output("value", enc.encode(JSON.stringify(wire)), full === null));
