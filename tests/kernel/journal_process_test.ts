@@ -83,7 +83,8 @@ Deno.test(
       try {
         assertEquals(await store.journal.integrityCheck(), "ok");
         const rows = [];
-        for (let before: number | undefined;;) {
+        let before: number | undefined;
+        for (;;) {
           const page = await store.journal.query({
             kind: "request",
             limit: 1000,
