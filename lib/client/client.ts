@@ -33,6 +33,16 @@ interface Sub {
   /** Last seq processed; null = none yet (first event is seq 0). */
   cursor: number | null;
   handler: EventHandler;
+  /** Live events held back while a gap is being filled from `events.read`. */
+  held: KernelEvent[] | null;
+}
+
+/** True for the kernel's `{dropped, latest_seq}` summary at a gap (protocol §13). */
+export function isGapSummary(p: unknown): p is { dropped: number; latest_seq: number } {
+  if (p === null || typeof p !== "object" || Array.isArray(p)) return false;
+  const o = p as Record<string, unknown>;
+  return typeof o.dropped === "number" && typeof o.latest_seq === "number" &&
+    Object.keys(o).length === 2;
 }
 
 /** Error raised for calls when the connection is gone. */
@@ -52,6 +62,8 @@ export class KernelClient {
   #subs = new Map<string, Sub>();
   #closed = false;
   #reconnecting: Promise<void> | null = null;
+  /** Gaps (`{dropped, latest_seq}` summaries) filled from `events.read` so far. */
+  gapsFilled = 0;
   /** The last attach result (null before attach). */
   attached: AttachResult | null = null;
 
@@ -116,13 +128,55 @@ export class KernelClient {
   #dispatchEvent(e: KernelEvent): void {
     const s = this.#subs.get(e.channel);
     if (!s) return;
-    // Drop duplicates (replay/live overlap); a dropped-summary still advances the cursor.
+    if (s.held) return void s.held.push(e); // a gap fill is in progress: keep order
+    if (isGapSummary(e.payload) && s.cursor !== null) {
+      // The seed's consumer algorithm: fill the gap from the channel's ring, then go on.
+      s.held = [];
+      this.#fillGap(s, e);
+      return;
+    }
+    this.#deliver(s, e);
+  }
+
+  /** Deliver once per seq (replay/live overlap is dropped) and advance the cursor. */
+  #deliver(s: Sub, e: KernelEvent): void {
     if (s.cursor !== null && e.seq <= s.cursor) return;
     s.cursor = e.seq;
     try {
       s.handler(e);
     } catch (err) {
       this.opts.onError?.(err);
+    }
+  }
+
+  async #fillGap(s: Sub, gap: KernelEvent): Promise<void> {
+    try {
+      const r = await this.call<{ events: KernelEvent[] }>("events.read", {
+        channel: s.channel,
+        since: s.cursor,
+      });
+      const first = r.events[0];
+      // Older events already left the ring: tell the handler what is lost for good.
+      if (first === undefined || first.seq > s.cursor! + 1) {
+        const lost = (first?.seq ?? gap.seq + 1) - s.cursor! - 1;
+        if (lost > 0) {
+          this.#deliver(s, {
+            ...gap,
+            seq: (first?.seq ?? gap.seq + 1) - 1,
+            payload: { dropped: lost, latest_seq: (first?.seq ?? gap.seq + 1) - 1 },
+          });
+        }
+      }
+      for (const ev of r.events) this.#deliver(s, ev);
+      this.gapsFilled++;
+    } catch (err) {
+      // Could not fill (connection gone): surface the summary itself.
+      this.opts.onError?.(err);
+      this.#deliver(s, gap);
+    } finally {
+      const held = s.held ?? [];
+      s.held = null;
+      for (const ev of held) this.#dispatchEvent(ev);
     }
   }
 
@@ -177,7 +231,7 @@ export class KernelClient {
    * is kept and used to resume after a reconnect.
    */
   async subscribe(channel: string, handler: EventHandler, since: number | null = null) {
-    this.#subs.set(channel, { channel, cursor: since, handler });
+    this.#subs.set(channel, { channel, cursor: since, handler, held: null });
     await this.call("events.subscribe", { channel, ...(since === null ? {} : { since }) });
   }
 

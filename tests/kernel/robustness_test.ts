@@ -7,7 +7,16 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { KernelClient } from "../../lib/client/client.ts";
 import { RPC } from "../../lib/client/errors.ts";
-import { client, RawConn, rpcError, waitFor, withKernel } from "./_helpers.ts";
+import { join } from "node:path";
+import {
+  client,
+  RawConn,
+  rpcError,
+  spawnKernel,
+  tempDir,
+  waitFor,
+  withKernel,
+} from "./_helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 type R = Record<string, unknown>;
@@ -309,3 +318,41 @@ Deno.test(
     });
   },
 );
+
+Deno.test("the typed client fills a gap itself: every event once, in order", opts, async () => {
+  // A kernel process of its own: in-process, the slow handler would throttle the kernel too.
+  const dir = await tempDir();
+  const { child } = await spawnKernel(join(dir, "k.sock"));
+  try {
+    const k = { path: join(dir, "k.sock") };
+    const slow = await client(k.path, "ev2");
+    const seen: number[] = [];
+    let summaries = 0;
+    // A handler that blocks its reader loop: the kernel's queue for this client overflows.
+    await slow.subscribe("user.flood", (e) => {
+      const p = e.payload as R;
+      if (typeof p.dropped === "number") return void summaries++;
+      seen.push(((p.v as R).i as R).v as number);
+      const until = performance.now() + 2;
+      while (performance.now() < until) { /* slow consumer */ }
+    });
+    // The kernel's own session emits the flood (language → user.* bridge), at full speed.
+    const pub = await client(k.path, "ev2");
+    const N = 1000;
+    await pub.call("exec", {
+      src: 'let b = (0..4096).map(i => "x").join("")\n' +
+        `for i in 0..${N} { channel("user.flood").emit({i: i, blob: b}) }`,
+    });
+    await waitFor(() => seen.length === N, 30000, `all ${N} events (have ${seen.length})`);
+    assertEquals(seen, Array.from({ length: N }, (_, i) => i));
+    assert(slow.gapsFilled >= 1, "the kernel dropped events for this slow client");
+    assertEquals(summaries, 0, "nothing was lost, so no summary reaches the handler");
+    assertEquals(slow.cursor("user.flood"), N - 1);
+    slow.close();
+    pub.close();
+  } finally {
+    child.kill("SIGTERM");
+    await child.status;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
