@@ -34,6 +34,8 @@ export interface KernelServices {
   journal?: KernelJournal | null;
   /** The named session, created (and started) on first use. */
   session(name: string): Promise<SessionHost>;
+  /** Tasks that may wait per session (default `MAX_QUEUED`). */
+  maxQueued?: number;
   /** Connections currently open (debug counters). */
   stats(): Record<string, number>;
 }
@@ -86,6 +88,9 @@ function optElide(p: P): ElideSpec | null {
   }
   return out;
 }
+
+/** Tasks that may wait behind a session's running one (D-31: bounded queues). */
+export const MAX_QUEUED = 10_000;
 
 /** Session names: the same alphabet as socket names, a little longer. */
 const SESSION_NAME = /^[A-Za-z0-9._-]{1,128}$/;
@@ -230,6 +235,15 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
     const timeoutMs = optUint(p, "timeout_ms");
     const elide = optElide(p);
     const a = att(conn);
+    const limit = k.maxQueued ?? MAX_QUEUED;
+    if (a.session.queued >= limit) {
+      throw new RpcError(
+        RPC.INTERNAL_ERROR,
+        `session "${a.session.name}" already has ${limit} tasks waiting; await or ` +
+          `cancel some before queueing more`,
+        { queued: a.session.queued, limit },
+      );
+    }
     const t = k.tasks.create(a.session.name, src, position, elide, a.tty);
     k.journal?.notePrincipal(t, a.principal); // the journal row's principal (issue 7)
     a.session.submit(t);

@@ -9,6 +9,7 @@
  */
 
 import { bindKernelSocket } from "./listen.ts";
+import { RPC, RpcError } from "../client/errors.ts";
 import { serveConnection } from "./connection.ts";
 import { EventBus } from "./event_bus.ts";
 import { SessionHost } from "./session_host.ts";
@@ -32,11 +33,18 @@ export interface KernelOptions {
   cwd?: string;
   /** Initial environment of new sessions (default: the process environment). */
   env?: Record<string, string>;
+  /** Named sessions at most (default `MAX_SESSIONS`). */
+  maxSessions?: number;
+  /** Tasks waiting per session at most (default `MAX_QUEUED`). */
+  maxQueued?: number;
   /** Finished tasks kept (default `MAX_FINISHED_TASKS`; tests lower it). */
   maxFinishedTasks?: number;
   /** Where connection-level faults are reported (default: stderr). */
   onError?: (e: unknown) => void;
 }
+
+/** Default bound on named sessions (each is a Worker). */
+export const MAX_SESSIONS = 64;
 
 /** A running kernel. */
 export interface KernelHandle {
@@ -78,10 +86,22 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   const methods = kernelMethods({
     bus,
     tasks,
+    maxQueued: opts.maxQueued,
     journal,
     session(name) {
       let p = sessions.get(name);
       if (!p) {
+        // Each session is a Worker with its own heap: a bound keeps a careless or hostile
+        // client from exhausting memory (D-31).
+        const limit = opts.maxSessions ?? MAX_SESSIONS;
+        if (sessions.size >= limit) {
+          throw new RpcError(
+            RPC.INTERNAL_ERROR,
+            `this kernel already runs ${limit} sessions (the limit); attach to an existing ` +
+              `session or start another kernel`,
+            { limit },
+          );
+        }
         const h = new SessionHost(name, bus, {
           cwd: opts.cwd ?? Deno.cwd(),
           env: opts.env ?? Deno.env.toObject(),
@@ -89,7 +109,10 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         });
         hosts.add(h);
         p = h.ready().then(() => h);
-        p.catch(() => sessions.delete(name));
+        p.catch(() => {
+          sessions.delete(name);
+          hosts.delete(h);
+        });
         sessions.set(name, p);
       }
       return p;

@@ -6,7 +6,7 @@
 import { join } from "node:path";
 import { KernelClient } from "../../lib/client/client.ts";
 import { RpcError } from "../../lib/client/errors.ts";
-import { type KernelHandle, startKernel } from "../../lib/kernel/server.ts";
+import { type KernelHandle, type KernelOptions, startKernel } from "../../lib/kernel/server.ts";
 
 /** A fresh private directory for sockets and session cwds. */
 export async function tempDir(): Promise<string> {
@@ -16,9 +16,11 @@ export async function tempDir(): Promise<string> {
 /** An in-process kernel on a temp socket. */
 export async function withKernel(
   fn: (k: KernelHandle, dir: string) => Promise<void>,
+  extra: Partial<KernelOptions> = {},
 ): Promise<void> {
   const dir = await tempDir();
   const k = await startKernel({
+    ...extra,
     socket: join(dir, "run", "k.sock"),
     ephemeral: true,
     // The core suite isolates the kernel from the journal (tests/kernel/journal_*.ts cover it).

@@ -356,3 +356,31 @@ Deno.test("the typed client fills a gap itself: every event once, in order", opt
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 });
+
+Deno.test("sessions and per-session queues are bounded (D-31)", opts, async () => {
+  await withKernel(async (k) => {
+    const a = await client(k.path, "a");
+    const b = await client(k.path, "b");
+    const c = await KernelClient.connect({ socket: k.path });
+    const e = await rpcError(c.call("session.attach", { session: "c" }));
+    assertEquals([e.code, e.data], [RPC.INTERNAL_ERROR, { limit: 2 }]);
+    assertEquals((await c.call<R>("session.attach", { session: "a" })).session, "a");
+    const run = await a.call<R>("exec", { src: "sleep 5s", async: true });
+    await waitFor(
+      async () => (await a.call<R>("task.get", { task: run.task })).state === "running",
+      5000,
+      "running",
+    );
+    const q1 = await a.call<R>("exec", { src: "1", async: true });
+    const q2 = await a.call<R>("exec", { src: "2", async: true });
+    const full = await rpcError(a.call("exec", { src: "3", async: true }));
+    assertEquals([full.code, full.data], [RPC.INTERNAL_ERROR, { queued: 2, limit: 2 }]);
+    for (const t of [q1, q2, run]) await a.call("task.cancel", { task: t.task });
+    assertEquals(
+      (await a.call<R>("task.await", { task: run.task, timeout_ms: 10000 })).state,
+      "cancelled",
+    );
+    assertEquals((await a.call<R>("exec", { src: "4" })).value, { $: "int", v: 4 });
+    for (const x of [a, b, c]) x.close();
+  }, { maxSessions: 2, maxQueued: 2 });
+});
