@@ -30,6 +30,9 @@ import type { ExecRecord, JBeginMsg, JReplyMsg, JReqMsg } from "./journal_messag
 import type { Task } from "./tasks.ts";
 import { applyUndo, UndoError } from "./undo_apply.ts";
 
+/** Most write-behind rows in flight before results wait for the journal. */
+export const BACKLOG_MAX = 256;
+
 /** The principal of the kernel's own user (permissive policy: it may read every row, D-1). */
 export function localPrincipal(): string {
   return `uid:${Deno.uid() ?? 0}`;
@@ -55,11 +58,23 @@ export class KernelJournal {
   readonly #done = new WeakSet<Task>();
   #bus: EventBus | null = null;
   readonly #onError: (e: unknown) => void;
+  /** Deliver an exec's result only once its row committed (else write behind). */
+  readonly sync: boolean;
+  /** Write-behind rows not yet committed (bounded: see {@link finish}). */
+  #backlog = 0;
+  readonly #writes = new Set<Promise<void>>();
+  #drained: Array<() => void> = [];
 
-  private constructor(store: Store, durable: StoreDurableLog, onError: (e: unknown) => void) {
+  private constructor(
+    store: Store,
+    durable: StoreDurableLog,
+    onError: (e: unknown) => void,
+    sync: boolean,
+  ) {
     this.store = store;
     this.durable = durable;
     this.#onError = onError;
+    this.sync = sync;
   }
 
   /** Open the store (`ephemeral`: in memory + temp CAS) and seed the durable channels. */
@@ -67,11 +82,12 @@ export class KernelJournal {
     stateDir: string | null,
     ephemeral: boolean,
     onError: (e: unknown) => void,
+    sync = true,
   ): Promise<KernelJournal> {
     const store = await openStore(stateDir ?? "ephemeral", { ephemeral });
     try {
       const durable = await StoreDurableLog.open(store.events, onError);
-      return new KernelJournal(store, durable, onError);
+      return new KernelJournal(store, durable, onError, sync);
     } catch (e) {
       await store.close();
       throw e;
@@ -124,10 +140,34 @@ export class KernelJournal {
   }
 
   /**
-   * Write the outcome (statements, outputs, effects) in one transaction, then its undo records,
-   * then publish the `journal` event. Resolves when done (never rejects).
+   * Record a finished exec; resolves when its result may be delivered (never rejects).
+   *
+   * - sync (default): once the row committed — a client that saw a result finds it finished
+   *   in the journal, even after a crash. Costs one journal commit of latency per exec.
+   * - write-behind (`--journal-async`): at once, unless more than {@link BACKLOG_MAX} rows
+   *   wait to be committed (then once the backlog is below it, so memory stays bounded and
+   *   the journal keeps up through group commit). A crash can leave an answered exec's row
+   *   `unfinished` (honest: the journal never learned how it ended).
    */
-  async finish(t: Task, rec: ExecRecord, cwd: string): Promise<void> {
+  finish(t: Task, rec: ExecRecord, cwd: string): Promise<void> {
+    const write = this.#write(t, rec, cwd);
+    this.#writes.add(write);
+    void write.finally(() => this.#writes.delete(write));
+    if (this.sync) return write;
+    this.#backlog++;
+    void write.finally(() => {
+      this.#backlog--;
+      if (this.#backlog < BACKLOG_MAX) { for (const f of this.#drained.splice(0)) f(); }
+    });
+    if (this.#backlog <= BACKLOG_MAX) return Promise.resolve();
+    return new Promise((r) => this.#drained.push(r));
+  }
+
+  /**
+   * Write the outcome (statements, outputs, effects) in one transaction, then its undo records,
+   * then publish the `journal` event. Never rejects.
+   */
+  async #write(t: Task, rec: ExecRecord, cwd: string): Promise<void> {
     let row = this.#rows.get(t);
     if (!row) {
       this.begin(t, {
@@ -241,6 +281,7 @@ export class KernelJournal {
   /** Flush durable events and close the store. */
   async close(): Promise<void> {
     await Promise.allSettled([...this.#rows.values()].map((r) => r.id));
+    await Promise.allSettled([...this.#writes]);
     await this.durable.flushed();
     await this.store.close();
   }

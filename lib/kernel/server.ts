@@ -29,6 +29,8 @@ export interface KernelOptions {
   ephemeral?: boolean;
   /** False: no journal at all (benchmarks measure its cost). Default: on when a state dir is set or ephemeral. */
   journal?: boolean;
+  /** False: write journal rows behind the results (faster; see `KernelJournal.finish`). Default true. */
+  journalSync?: boolean;
   /** Initial cwd of new sessions (default: the process cwd). */
   cwd?: string;
   /** Initial environment of new sessions (default: the process environment). */
@@ -67,7 +69,12 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   let journal: KernelJournal | null = null;
   if (opts.journal !== false && (opts.ephemeral || opts.stateDir)) {
     try {
-      journal = await KernelJournal.open(opts.stateDir ?? null, opts.ephemeral === true, onError);
+      journal = await KernelJournal.open(
+        opts.stateDir ?? null,
+        opts.ephemeral === true,
+        onError,
+        opts.journalSync !== false,
+      );
     } catch (e) {
       bound.close();
       throw e;
