@@ -89,6 +89,11 @@ function optElide(p: P): ElideSpec | null {
   return out;
 }
 
+/** Largest client-published event payload (compact JSON characters). */
+export const MAX_PAYLOAD = 65536;
+/** Subscriptions one connection may hold. */
+export const MAX_SUBSCRIPTIONS = 256;
+
 /** Tasks that may wait behind a session's running one (D-31: bounded queues). */
 export const MAX_QUEUED = 10_000;
 
@@ -323,6 +328,15 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
       throw invalid("only user.* channels may be published by clients", { channel });
     }
     const payload = p.payload === undefined ? null : p.payload;
+    // The ring keeps 1,024 events per channel: a bounded payload keeps it bounded too.
+    const len = JSON.stringify(payload).length;
+    if (len > MAX_PAYLOAD) {
+      throw invalid(
+        `payload of ${len} bytes exceeds the ${MAX_PAYLOAD}-byte event limit; publish a ` +
+          `reference (a path or out:N) instead`,
+        { channel, len, limit: MAX_PAYLOAD },
+      );
+    }
     const s = att(conn).session;
     const e = k.bus.publish(s.name, channel, payload);
     s.inject(channel, payload);
@@ -345,6 +359,12 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
     }
     const old = subs.get(channel);
     if (old) unsubscribe(old.scope, channel, old.sub);
+    else if (subs.size >= MAX_SUBSCRIPTIONS) {
+      throw invalid(
+        `this connection already has ${MAX_SUBSCRIPTIONS} subscriptions; unsubscribe first`,
+        { limit: MAX_SUBSCRIPTIONS },
+      );
+    }
     const sub = k.bus.subscribe(
       scope,
       channel,

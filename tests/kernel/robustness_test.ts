@@ -381,6 +381,15 @@ Deno.test("sessions and per-session queues are bounded (D-31)", opts, async () =
       "cancelled",
     );
     assertEquals((await a.call<R>("exec", { src: "4" })).value, { $: "int", v: 4 });
+    // Event payloads and subscriptions per connection are bounded too.
+    const big = await rpcError(
+      a.call("events.publish", { channel: "user.big", payload: "x".repeat(70000) }),
+    );
+    assertEquals([big.code, (big.data as R).limit], [RPC.INVALID_PARAMS, 65536]);
+    for (let i = 0; i < 256; i++) await b.call("events.subscribe", { channel: `user.c${i}` });
+    await b.call("events.subscribe", { channel: "user.c0" }); // re-subscribing is not a new one
+    const many = await rpcError(b.call("events.subscribe", { channel: "user.one-too-many" }));
+    assertEquals([many.code, many.data], [RPC.INVALID_PARAMS, { limit: 256 }]);
     for (const x of [a, b, c]) x.close();
   }, { maxSessions: 2, maxQueued: 2 });
 });
