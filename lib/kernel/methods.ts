@@ -338,6 +338,13 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
       );
     }
     const s = att(conn).session;
+    if (!s.admitUserChannel(channel)) {
+      throw invalid(
+        `session "${s.name}" already has ${s.userChannels.size} user.* channels (the limit); ` +
+          `reuse one`,
+        { channel, limit: s.userChannels.size },
+      );
+    }
     const e = k.bus.publish(s.name, channel, payload);
     s.inject(channel, payload);
     return { channel, seq: e.seq, ts: e.ts };

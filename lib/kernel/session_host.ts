@@ -13,6 +13,8 @@ import type { DoneMsg, FromWorker, SessionFacts, ToWorker } from "./session_mess
 import type { KernelJournal } from "./kernel_journal.ts";
 
 const STARTED = { $: "str", v: "started" };
+/** Distinct `user.*` channels one session may have on the kernel bus (each keeps a ring). */
+export const MAX_USER_CHANNELS = 1024;
 /** Cancel slots per session: slot 0 is the idle slot; one is held per running task. */
 const SLOTS = 64;
 
@@ -34,6 +36,16 @@ export class SessionHost {
   facts: SessionFacts = { cwd: "", env_hash: "", names: {} };
   /** Worker restarts after a crash (tests, diagnostics). */
   crashes = 0;
+  /** `user.*` channels this session has on the kernel bus (bounded: `MAX_USER_CHANNELS`). */
+  readonly userChannels = new Set<string>();
+
+  /** Admit a `user.*` channel for this session; false once the bound is reached. */
+  admitUserChannel(channel: string): boolean {
+    if (this.userChannels.has(channel)) return true;
+    if (this.userChannels.size >= MAX_USER_CHANNELS) return false;
+    this.userChannels.add(channel);
+    return true;
+  }
 
   constructor(
     readonly name: string,
@@ -228,7 +240,10 @@ export class SessionHost {
       }
       case "emit":
         // Language `channel("user.x").emit(v)` → the kernel bus (never re-injected: no echo).
-        if (m.channel.startsWith("user.")) this.bus.publish(this.name, m.channel, m.payload);
+        // Beyond the channel bound the event stays inside the language bus only.
+        if (m.channel.startsWith("user.") && this.admitUserChannel(m.channel)) {
+          this.bus.publish(this.name, m.channel, m.payload);
+        }
         return;
     }
   }

@@ -390,6 +390,15 @@ Deno.test("sessions and per-session queues are bounded (D-31)", opts, async () =
     await b.call("events.subscribe", { channel: "user.c0" }); // re-subscribing is not a new one
     const many = await rpcError(b.call("events.subscribe", { channel: "user.one-too-many" }));
     assertEquals([many.code, many.data], [RPC.INVALID_PARAMS, { limit: 256 }]);
+    await Promise.all(
+      Array.from(
+        { length: 1024 },
+        (_, i) => a.call("events.publish", { channel: `user.ch${i}`, payload: i }),
+      ),
+    );
+    await a.call("events.publish", { channel: "user.ch7", payload: "again" }); // known channel
+    const extra = await rpcError(a.call("events.publish", { channel: "user.new", payload: 1 }));
+    assertEquals([extra.code, (extra.data as R).limit], [RPC.INVALID_PARAMS, 1024]);
     for (const x of [a, b, c]) x.close();
   }, { maxSessions: 2, maxQueued: 2 });
 });
