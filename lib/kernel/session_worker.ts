@@ -14,7 +14,7 @@ import { Evaluator } from "../eval/mod.ts";
 import { toErrorValue } from "../eval/errors.ts";
 import { outcomeOut as deriveOut } from "../eval/outcome.ts";
 import { ParseError } from "../syntax/mod.ts";
-import { BytesV, type ErrorV, OutcomeV, type Value } from "../value/types.ts";
+import { BytesV, type ErrorV, OutcomeV, typeName, type Value } from "../value/types.ts";
 import { fail } from "../value/errors.ts";
 import { displayTop, renderBlock } from "../value/render.ts";
 import { elide, elisionCount, HARD_CAP, resolveBudget, uriWithPath } from "../value/elide.ts";
@@ -174,7 +174,7 @@ function facts(): SessionFacts {
   const names: Record<string, string> = {};
   for (const n of ev.root.names()) {
     const v = ev.root.lookup(n)?.v;
-    names[n] = v === undefined ? "null" : typeOf(v);
+    names[n] = v === undefined ? "null" : typeName(v);
   }
   let hash = lastFacts?.env_hash ?? "";
   if (lastFacts === null || envChanged()) {
@@ -197,16 +197,8 @@ function changedFacts(): SessionFacts | undefined {
   return undefined;
 }
 
-function typeOf(v: Value): string {
-  if (v === null) return "null";
-  if (typeof v === "boolean") return "bool";
-  if (typeof v === "string") return "str";
-  if (typeof v === "number" || typeof v === "bigint") return "int";
-  return (v as { t: string }).t;
-}
-
 function summarize(v: Value): TranscriptSummary {
-  const type = typeOf(v);
+  const type = typeName(v);
   if (v instanceof OutcomeV) return { type, ok: v.ok, cmd: v.cmd };
   const n = elisionCount(v);
   return type === "list" || type === "table" || type === "record" || type === "str" ||
@@ -449,7 +441,7 @@ function rawOf(v: Value, ref: string): unknown {
   }
   throw new RpcError(
     RPC.BAD_PATH_OR_SLICE,
-    `format "raw" applies to str/bytes, not ${typeOf(v)}`,
+    `format "raw" applies to str/bytes, not ${typeName(v)}`,
     { ref },
   );
 }
