@@ -6,15 +6,8 @@
  * stdout carries protocol frames only; logs go to stderr. The process exits when stdin closes.
  */
 
-import process from "node:process";
-import {
-  type JSONRPCMessage,
-  type MessageExtraInfo,
-  ProtocolError,
-  Server,
-  type Transport,
-} from "@modelcontextprotocol/server";
-import { serveStdio, StdioServerTransport } from "@modelcontextprotocol/server/stdio";
+import { type JSONRPCMessage, ProtocolError, Server } from "@modelcontextprotocol/server";
+import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import denoJson from "../../deno.json" with { type: "json" };
 import { type KernelEvent, RpcError } from "../client/mod.ts";
 import { MCP_USAGE, type McpConfig, parseMcpArgs, UsageError } from "./config.ts";
@@ -23,6 +16,7 @@ import { listResources, readResource, TEMPLATES } from "./resources.ts";
 import { LEGACY_HOLDER, Subscriptions } from "./subscriptions.ts";
 import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools.ts";
 import { BadUri } from "./uri.ts";
+import { DenoStdioTransport } from "./stdio.ts";
 
 /** Server identity. */
 export const SERVER_INFO = { name: "shoal-mcp", version: denoJson.version };
@@ -51,56 +45,30 @@ function protocolError(e: unknown): ProtocolError {
 }
 
 /**
- * A stdio transport that sees each inbound message first: a 2026-era `subscriptions/listen`
- * opens kernel subscriptions for its URIs before it reaches the SDK (so the acknowledgement
- * follows a live subscription), and a `notifications/cancelled` of a listen releases them.
- * Order is preserved: every message passes through one chain.
+ * Sees each inbound message before the SDK: a 2026-era `subscriptions/listen` opens kernel
+ * subscriptions for its URIs first (so the acknowledgement follows a live subscription), and a
+ * `notifications/cancelled` of a listen releases them.
  */
-class ListenObserver implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
-  #tail: Promise<void> = Promise.resolve();
-  #listens = new Set<string>();
-
-  constructor(readonly inner: StdioServerTransport, readonly subs: Subscriptions) {}
-
-  start(): Promise<void> {
-    this.inner.onclose = () => this.onclose?.();
-    this.inner.onerror = (e) => this.onerror?.(e);
-    this.inner.onmessage = (m: JSONRPCMessage, extra?: unknown) => {
-      this.#tail = this.#tail.then(() => this.#observe(m)).catch((e) => log(String(e)))
-        .then(() => this.onmessage?.(m, extra as MessageExtraInfo | undefined));
-    };
-    return this.inner.start();
-  }
-
-  async #observe(m: JSONRPCMessage): Promise<void> {
+function listenInspector(subs: Subscriptions): (m: JSONRPCMessage) => Promise<void> {
+  const listens = new Set<string>();
+  return async (m) => {
     const msg = m as Obj;
     const params = (msg.params ?? {}) as Obj;
     if (msg.method === "subscriptions/listen" && "id" in msg) {
       const holder = `listen:${JSON.stringify(msg.id)}`;
       const uris = ((params.notifications ?? {}) as Obj).resourceSubscriptions;
       if (!Array.isArray(uris)) return;
-      this.#listens.add(holder);
+      listens.add(holder);
       await Promise.all(
         uris.filter((u): u is string => typeof u === "string").map((u) =>
-          this.subs.add(u, holder).catch((e) => log(`listen ${u}: ${(e as Error).message}`))
+          subs.add(u, holder).catch((e) => log(`listen ${u}: ${(e as Error).message}`))
         ),
       );
     } else if (msg.method === "notifications/cancelled") {
       const holder = `listen:${JSON.stringify(params.requestId)}`;
-      if (this.#listens.delete(holder)) await this.subs.removeHolder(holder);
+      if (listens.delete(holder)) await subs.removeHolder(holder);
     }
-  }
-
-  send(message: JSONRPCMessage): Promise<void> {
-    return this.inner.send(message);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
-  }
+  };
 }
 
 /** Build one MCP server instance (the factory is called once per connection era). */
@@ -225,15 +193,14 @@ export async function mcpMain(args: string[]): Promise<number> {
   const subs = new Subscriptions(link, notify);
   let done!: () => void;
   const closed = new Promise<void>((r) => (done = r));
-  const transport = new ListenObserver(new StdioServerTransport(), subs);
+  const transport = new DenoStdioTransport(listenInspector(subs));
   serveStdio(() => {
     server = buildServer(link, subs, cfg);
     server.onclose = done;
     return server;
   }, { transport, onerror: (e) => log(e.message) });
-  // The transport closes on stdin EOF; this covers a close before any instance exists.
-  process.stdin.once("end", () => setTimeout(done, 50));
-  process.stdin.once("close", () => setTimeout(done, 50));
+  // stdin EOF closes the transport (and the instance); with no instance yet, exit all the same.
+  transport.ended.then(done);
   await closed;
   await link.close();
   return 0;

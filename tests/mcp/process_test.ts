@@ -156,7 +156,7 @@ Deno.test(
 );
 
 Deno.test(
-  "stdout carries frames only; the process exits promptly when stdin closes",
+  "stdout carries frames only (-32700 for a malformed line); prompt exit at stdin EOF",
   opts,
   async () => {
     const k = await startKernel();
@@ -164,6 +164,7 @@ Deno.test(
       const child = mcpCommand(["--socket", k.socket], {}).spawn();
       const w = child.stdin.getWriter();
       const enc = new TextEncoder();
+      await w.write(enc.encode("{not json\n")); // answered with -32700; reading continues
       await w.write(enc.encode(
         JSON.stringify({
           jsonrpc: "2.0",
@@ -210,7 +211,10 @@ Deno.test(
       }
       const lines = out.split("\n").filter((l) => l !== "");
       for (const l of lines) assertEquals(JSON.parse(l).jsonrpc, "2.0");
-      const init = JSON.parse(lines[0]);
+      const parseError = JSON.parse(lines[0]);
+      assertEquals(parseError.id, null);
+      assertEquals(parseError.error.code, -32700);
+      const init = JSON.parse(lines[1]);
       assertEquals(init.result.protocolVersion, "2025-06-18");
       assertEquals(init.result.serverInfo.name, "shoal-mcp");
       const res = lines.map((l) => JSON.parse(l)).find((m) => m.id === 2);
