@@ -384,6 +384,9 @@ export async function spawnOutcome(
     span,
     r.stdoutTruncated,
     r.stderrTruncated,
+    // A journaling host stores spilled stdout in its content store (issue 7).
+    (r as { stdoutRef?: string }).stdoutRef ?? null,
+    (r as { stdoutSize?: number }).stdoutSize ?? r.stdout.length,
   );
 }
 

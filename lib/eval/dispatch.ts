@@ -10,6 +10,7 @@
 
 import type { Span } from "../syntax/ast.ts";
 import {
+  BytesV,
   ClosureV,
   CommandV,
   DateTimeV,
@@ -173,9 +174,35 @@ function dispatch(
       if (args.pos.length || args.named.size) {
         throw fail("arg_error", `.${name} takes no arguments`, null, args.span);
       }
+      // Spilled stdout is lazy content-store bytes with its true length (issue 7).
+      if (name === "stdout" && recv.stdoutRef !== null) {
+        return new BytesV(recv.stdout, recv.stdoutRef, recv.stdoutSize);
+      }
       return ev.bytesValue(name === "stdout" ? recv.stdout : recv.stderr);
     }
     if (name !== "tap" && name !== "also") return callMethod(ev, outcomePayload(recv), name, args);
+  }
+  // (9) Lazy content-store bytes: load the whole blob for anything but their length (issue 7).
+  if (
+    recv instanceof BytesV && recv.size > recv.data.length && recv.ref !== null &&
+    name !== "len" && name !== "count" && name !== "is_empty"
+  ) {
+    const port = ev.ports.journal;
+    if (port === undefined) {
+      throw fail(
+        "io_error",
+        `cannot load \`${recv.ref}\`: this session has no journal/CAS`,
+        null,
+        args.span,
+      );
+    }
+    const ref = recv.ref;
+    return port.loadBytes(ref).then(
+      (data) => callMethod(ev, new BytesV(data, ref), name, args),
+      (e) => {
+        throw fail("io_error", `cannot load \`${ref}\`: ${(e as Error).message}`, null, args.span);
+      },
+    );
   }
   const fn = findMethod(recv, name);
   if (fn === undefined) return NO_METHOD;

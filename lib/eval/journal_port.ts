@@ -43,6 +43,8 @@ export interface JournalPort {
   query(q: JournalQuery): Promise<Value>;
   /** Undo journal entry `id` (null: the newest one with an inverse); returns a report record. */
   undo(id: number | null): Promise<Value>;
+  /** The whole content of lazy bytes `val:blake3:<hex>` (verified; bounded by the read cap). */
+  loadBytes(ref: string): Promise<Uint8Array>;
 }
 
 /** Largest prior file whose bytes are kept for a `restore_bytes` inverse (larger: no inverse). */

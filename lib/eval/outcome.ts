@@ -50,8 +50,8 @@ export function outcomeField(o: OutcomeV, name: string, span: Span | null): Valu
       return o.pid;
     case "cmd":
       return o.cmd;
-    case "stdout":
-      return new BytesV(o.stdout);
+    case "stdout": // spilled stdout: lazy content-store bytes with the true length (issue 7)
+      return new BytesV(o.stdout, o.stdoutRef, o.stdoutSize);
     case "stderr":
       return new BytesV(o.stderr);
     case "out":

@@ -33,6 +33,7 @@ import {
 import { decodeWire, encodeBounded } from "../value/wire.ts";
 import { jsonToValue } from "../value/json.ts";
 import { isPromise, type MaybePromise } from "../eval/maybe.ts";
+import { type CaptureResult, type SpillFactory, tempFileSpill } from "../exec/mod.ts";
 import type { Evaluator } from "../eval/mod.ts";
 import { installHooks } from "../eval/evaluator.ts";
 import type {
@@ -55,6 +56,17 @@ const VALUE_BLOB_MAX = 4 * 1024 * 1024;
 const HASH_FINGERPRINT_MAX = 8 * 1024 * 1024;
 
 const enc = new TextEncoder();
+
+/** `SHOAL_CAPTURE_CAP_BYTES` (upstream's capture-cap knob), or null when unset/invalid. */
+const CAPTURE_CAP = (() => {
+  try {
+    const v = Deno.env.get("SHOAL_CAPTURE_CAP_BYTES");
+    const n = v === undefined ? NaN : Number(v);
+    return Number.isSafeInteger(n) && n > 0 ? n : null;
+  } catch {
+    return null;
+  }
+})();
 const strict = new TextDecoder("utf-8", { fatal: true });
 
 /** One statement's journal facts, gathered while it runs. */
@@ -188,6 +200,66 @@ export class SessionJournal implements JournalPort {
     );
   }
 
+  /**
+   * Capture options of a journaling session: stdout beyond the in-memory cap spills (then goes
+   * to the CAS, see {@link ingestSpill}); `SHOAL_CAPTURE_CAP_BYTES` (read once) lowers the cap.
+   */
+  spillOptions(opts: { stdoutCap?: number }): { spill: SpillFactory; stdoutCap?: number } {
+    return opts.stdoutCap === undefined && CAPTURE_CAP !== null
+      ? { spill: this.spill, stdoutCap: CAPTURE_CAP }
+      : { spill: this.spill };
+  }
+
+  /** Where spilled stdout goes first: temp files beside the blobs (GC removes stale ones). */
+  get spill(): SpillFactory {
+    return (this.#spill ??= tempFileSpill({ dir: this.cas.tmpDir, prefix: ".tmp-spill-" }));
+  }
+  #spill: SpillFactory | null = null;
+
+  /**
+   * A capture that spilled: store the whole stdout (in-memory prefix + spill file) in the CAS
+   * and report it as `stdoutRef`/`stdoutSize` (the outcome's lazy bytes). The spill file is
+   * removed either way; a failed put leaves the truncated prefix and a warning.
+   */
+  async ingestSpill(
+    r: CaptureResult,
+  ): Promise<CaptureResult & { stdoutRef?: string; stdoutSize?: number }> {
+    const s = r.stdoutSpill;
+    if (!s) return r;
+    try {
+      const file = await Deno.open(s.path, { read: true });
+      const prefix = r.stdout;
+      const stream = new ReadableStream<Uint8Array>({
+        start(c) {
+          if (prefix.length) c.enqueue(prefix);
+        },
+        async pull(c) {
+          const buf = new Uint8Array(1 << 20);
+          const n = await file.read(buf);
+          if (n === null) {
+            file.close();
+            c.close();
+          } else c.enqueue(buf.subarray(0, n));
+        },
+        cancel() {
+          file.close();
+        },
+      });
+      const put = await this.cas.putStream(stream);
+      return { ...r, stdoutRef: put.ref, stdoutSize: put.size };
+    } catch (e) {
+      this.#warnings.push(`storing spilled stdout failed: ${(e as Error).message}`);
+      return r;
+    } finally {
+      await Deno.remove(s.path).catch(() => {});
+    }
+  }
+
+  /** The whole content of lazy bytes (JournalPort). */
+  loadBytes(ref: string): Promise<Uint8Array> {
+    return this.cas.get(ref);
+  }
+
   // ---- val:blake3 refs -----------------------------------------------------------------------
 
   /** `"val:blake3:<hex>"` as a method receiver: the stored value (wire JSON) or its bytes. */
@@ -299,7 +371,10 @@ export class SessionJournal implements JournalPort {
     }
     if (render !== "") push(await this.output("render", enc.encode(render)));
     const last = raised ?? value;
-    if (last instanceof OutcomeV) {
+    if (last instanceof OutcomeV && last.stdoutRef !== null) {
+      push({ kind: "stdout", len: last.stdoutSize, ref: last.stdoutRef });
+      push(await this.output("stderr", last.stderr, last.stderrTruncated));
+    } else if (last instanceof OutcomeV) {
       push(await this.output("stdout", last.stdout, last.stdoutTruncated));
       push(await this.output("stderr", last.stderr, last.stderrTruncated));
     } else if (raised?.stderr) {

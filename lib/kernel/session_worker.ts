@@ -132,7 +132,11 @@ async function init(m: InitMsg): Promise<void> {
             opts.onSpawn?.(pid);
             if (task) post({ t: "child", task, pgid, live: true });
           };
-          return spawnCapture({ ...opts, signal, onSpawn }).finally(() => {
+          // Journal (issue 7): stdout beyond the capture cap spills into the content store.
+          const spill = journal ? journal.spillOptions(opts) : {};
+          return spawnCapture({ ...opts, signal, onSpawn, ...spill }).then(
+            (r) => journal ? journal.ingestSpill(r) : r,
+          ).finally(() => {
             if (task && pgid) post({ t: "child", task, pgid, live: false });
           });
         },

@@ -66,7 +66,7 @@ export function elisionCount(v: Value): number {
   if (typeof v === "string") return utf8Length(v);
   if (v instanceof TableV) return v.rows.length;
   if (v instanceof ListV) return v.items.length;
-  if (v instanceof BytesV) return v.data.length;
+  if (v instanceof BytesV) return v.size;
   if (v instanceof RecordV) return v.fields.size;
   return 1;
 }

@@ -147,7 +147,7 @@ function renderPath(p: string): string {
 }
 
 function renderBytes(b: BytesV): string {
-  const head = `bytes(${formatSize(BigInt(b.data.length))})`;
+  const head = `bytes(${formatSize(BigInt(b.size))})`;
   if (b.ref === null) return head;
   return `${head} ${b.ref.startsWith("val:") ? b.ref : "val:blake3:" + b.ref}`;
 }

@@ -92,7 +92,7 @@ function field(v: Value, name: string, outcomeOut: (o: OutcomeV) => Value): Valu
       case "out":
         return outcomeOut(v);
       case "stdout":
-        return new BytesV(v.stdout, v.stdoutRef);
+        return new BytesV(v.stdout, v.stdoutRef, v.stdoutSize);
       case "stderr":
         return new BytesV(v.stderr);
       case "dur_ns":

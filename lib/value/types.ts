@@ -151,7 +151,15 @@ export class TimeV {
 /** Bytes; `ref` is set when the bytes also live in the content store (`val:blake3:<hex>`). */
 export class BytesV {
   readonly t = "bytes" as const;
-  constructor(readonly data: Uint8Array, readonly ref: string | null = null) {}
+  constructor(
+    readonly data: Uint8Array,
+    readonly ref: string | null = null,
+    /**
+     * True length in bytes. Larger than `data.length` only for lazy content-store bytes
+     * (`ref` set): `data` is then a prefix and the rest loads on demand. (issue 7)
+     */
+    readonly size: number = data.length,
+  ) {}
 }
 
 /** A list. Values are immutable: never mutate `items` after construction. */
@@ -220,6 +228,8 @@ export class OutcomeV {
     readonly stderrTruncated = false,
     /** Content-store ref of the full stdout when it was spilled beyond the capture cap. */
     readonly stdoutRef: string | null = null,
+    /** Full stdout length when `stdoutRef` is set (`stdout` then holds the in-memory prefix). */
+    readonly stdoutSize: number = stdout.length,
   ) {}
 }
 

@@ -414,3 +414,45 @@ Deno.test("an ephemeral kernel journals in memory and leaves nothing behind", op
     assertEquals(await Deno.stat(join(dir, "state")).catch(() => null), null);
   });
 });
+
+Deno.test(
+  "stdout beyond the capture cap goes to the CAS: lazy bytes with their true size, readable by range",
+  opts,
+  async () => {
+    await withDir(async (dir) => {
+      // SHOAL_CAPTURE_CAP_BYTES is read once per session worker, when its module loads.
+      Deno.env.set("SHOAL_CAPTURE_CAP_BYTES", "1000");
+      const k = await start(dir);
+      try {
+        const c = await session(k);
+        await exec(c, "let o = (seq 1 5000)");
+        const shown = await render(c, "o.stdout");
+        assertMatch(shown, /^bytes\(23\.89kb\) val:blake3:[0-9a-f]{64}$/);
+        const hash = shown.slice(-64);
+        assertEquals((await exec(c, "o.stdout.len()")).value, { $: "int", v: 23893 });
+        assertEquals((await exec(c, "o.stdout.str().lines().last()")).value, {
+          $: "str",
+          v: "5000",
+        });
+        assertEquals((await exec(c, "o.stdout.is_empty()")).value, { $: "bool", v: false });
+        // The whole output is one verified blob; blob.get reads any range of it.
+        const r = await c.call<R>("blob.get", { hash, offset: 23893 - 5, length: 5 });
+        assertEquals(atob(String((r.value as R).v)), "4999\n5000\n".slice(-5));
+        assertEquals(r.size, 23893);
+        // An outcome in final position records the ref as its stdout output.
+        await exec(c, "seq 1 3000");
+        const [row] = await query(c, { limit: 1 });
+        const out = row.outputs.find((o) => o.kind === "stdout")!;
+        assertMatch(String(out.hash), /^[0-9a-f]{64}$/);
+        assertEquals(out.len, 13893);
+        // No spill file is left behind.
+        const tmp = [...Deno.readDirSync(join(dir, "state", "cas", "tmp"))];
+        assertEquals(tmp.filter((e) => e.name.startsWith(".tmp-spill-")), []);
+        c.close();
+      } finally {
+        Deno.env.delete("SHOAL_CAPTURE_CAP_BYTES");
+        await k.close();
+      }
+    });
+  },
+);

@@ -11,7 +11,7 @@ import { arity, guardReceiver } from "./args.ts";
 function size(name: string) {
   return (_ip: unknown, recv: Value, args: MethodArgs): Value => {
     arity(name, args, 0, 0);
-    const n = (recv as BytesV).data.length;
+    const n = (recv as BytesV).size; // lazy content-store bytes know their true length
     return name === "is_empty" ? n === 0 : n;
   };
 }
