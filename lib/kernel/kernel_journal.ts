@@ -18,6 +18,7 @@ import {
   type JournalEntry,
   type JournalFilter,
   openStore,
+  type OpenStoreOptions,
   type OutputRecord,
   parseRef,
   type Store,
@@ -83,8 +84,9 @@ export class KernelJournal {
     ephemeral: boolean,
     onError: (e: unknown) => void,
     sync = true,
+    storeOptions: Pick<OpenStoreOptions, "maxDbBytes"> = {},
   ): Promise<KernelJournal> {
-    const store = await openStore(stateDir ?? "ephemeral", { ephemeral });
+    const store = await openStore(stateDir ?? "ephemeral", { ...storeOptions, ephemeral });
     try {
       const durable = await StoreDurableLog.open(store.events, onError);
       return new KernelJournal(store, durable, onError, sync);

@@ -31,6 +31,8 @@ export interface KernelOptions {
   journal?: boolean;
   /** False: write journal rows behind the results (faster; see `KernelJournal.finish`). Default true. */
   journalSync?: boolean;
+  /** Size cap of `journal.db` (writes past it fail with `journal_full` and are reported). */
+  journalMaxBytes?: number;
   /** Initial cwd of new sessions (default: the process cwd). */
   cwd?: string;
   /** Initial environment of new sessions (default: the process environment). */
@@ -74,6 +76,7 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         opts.ephemeral === true,
         onError,
         opts.journalSync !== false,
+        opts.journalMaxBytes === undefined ? {} : { maxDbBytes: opts.journalMaxBytes },
       );
     } catch (e) {
       bound.close();

@@ -16,6 +16,7 @@ import { RPC } from "../../lib/client/errors.ts";
 import type { KernelEvent } from "../../lib/client/protocol.ts";
 import { type KernelHandle, startKernel } from "../../lib/kernel/server.ts";
 import { openStore } from "../../lib/store/mod.ts";
+import { grantsJournalRead, queryFilter } from "../../lib/kernel/kernel_journal.ts";
 import { client, rpcError, tempDir, waitFor } from "./_helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -456,3 +457,68 @@ Deno.test(
     });
   },
 );
+
+Deno.test(
+  "journal write failures are reported on stderr and the journal channel; execs still run",
+  opts,
+  async () => {
+    await withDir(async (dir) => {
+      const errors: string[] = [];
+      const k = await start(dir, {
+        journalMaxBytes: 160 * 1024,
+        onError: (e) => errors.push(String((e as Error)?.message ?? e)),
+      });
+      try {
+        const c = await session(k);
+        const events: KernelEvent[] = [];
+        await c.subscribe("journal", (e) => events.push(e));
+        // Big sources fill the capped database quickly.
+        const filler = "x".repeat(8000);
+        let answered = 0;
+        for (let i = 0; i < 60; i++) {
+          const r = await exec(c, `"${filler}".len() + ${i}`);
+          assertEquals(r.value, { $: "int", v: 8000 + i }, "the exec itself never fails");
+          answered++;
+        }
+        assertEquals(answered, 60);
+        await waitFor(() => errors.length > 0, 5000, "a reported journal error");
+        assert(errors.some((m) => /^journal: .*(full|journal_full)/i.test(m)), errors.join("\n"));
+        await waitFor(
+          () => events.some((e) => (e.payload as R)?.error !== undefined),
+          5000,
+          "a journal event carrying the error",
+        );
+        const err = events.find((e) => (e.payload as R).error)!.payload as R;
+        assertEquals((err.error as R).code, "journal_full");
+        c.close();
+      } finally {
+        await k.close();
+      }
+    });
+  },
+);
+
+Deno.test("D-1: without journal_read a principal's query is scoped to its own rows", () => {
+  const me = `uid:${Deno.uid()}`;
+  assertEquals(grantsJournalRead(me), true);
+  assertEquals(queryFilter({ principal: "agent:a" }, me).principal, "agent:a");
+  assertEquals(queryFilter({}, me).principal, undefined, "the local user reads every row");
+  assertEquals(grantsJournalRead("agent:reviewer"), false);
+  assertEquals(queryFilter({}, "agent:reviewer").principal, "agent:reviewer");
+  assertEquals(
+    queryFilter({ principal: "agent:reviewer" }, "agent:reviewer").principal,
+    "agent:reviewer",
+  );
+  let code = 0;
+  try {
+    queryFilter({ principal: me }, "agent:reviewer");
+  } catch (e) {
+    code = (e as { code: number }).code;
+  }
+  assertEquals(code, RPC.LEASH_DENIED);
+  // ns bounds become inclusive ms bounds; kinds are normalised.
+  const f = queryFilter({ since: 1_500_000, until: 2_500_000, effects: ["fs.write"] }, me);
+  assertEquals([f.since, f.until, f.effects], [2, 2, ["fs_write"]]);
+  assertEquals(queryFilter({ kind: "all" }, me).kind, undefined);
+  assertEquals(queryFilter({}, me).kind, "request");
+});
