@@ -522,3 +522,29 @@ Deno.test("D-1: without journal_read a principal's query is scoped to its own ro
   assertEquals(queryFilter({ kind: "all" }, me).kind, undefined);
   assertEquals(queryFilter({}, me).kind, "request");
 });
+
+Deno.test(
+  "effects derived from the fs builtins: mkdir, touch, cp write; rm deletes",
+  opts,
+  async () => {
+    await withDir(async (dir) => {
+      const k = await start(dir);
+      try {
+        const c = await session(k);
+        const w = join(dir, "work");
+        await exec(c, "mkdir d\ntouch d/a.txt\ncp d/a.txt d/b.txt\nrm --permanent d/a.txt");
+        const [row] = await query(c, { limit: 1 });
+        assertEquals(row.effects, [
+          { kind: "fs_write", paths: [join(w, "d")] },
+          { kind: "fs_write", paths: [join(w, "d", "a.txt")] },
+          { kind: "fs_write", paths: [join(w, "d", "b.txt")] },
+          { kind: "fs_delete", paths: [join(w, "d", "a.txt")] },
+        ]);
+        assertEquals((await query(c, { effects: ["fs_delete", "fs_write"] })).length, 1);
+        c.close();
+      } finally {
+        await k.close();
+      }
+    });
+  },
+);

@@ -267,6 +267,7 @@ registerBuiltin("mkdir", {
         } catch (e) {
           throw fsError("mkdir", p, e, args.span);
         }
+        ctx.ev.ports.journal?.effect({ kind: "fs_write", paths: [p] }); // issue 7
         return new PathV(p);
       }),
     );
@@ -288,6 +289,7 @@ registerBuiltin("touch", {
         } catch (e) {
           throw fsError("touch", p, e, args.span);
         }
+        ctx.ev.ports.journal?.effect({ kind: "fs_write", paths: [p] }); // issue 7
         return new PathV(p);
       }),
     );
@@ -375,6 +377,7 @@ registerBuiltin("cp", {
       } catch (e) {
         throw fsError("copy", s, e, args.span);
       }
+      ctx.ev.ports.journal?.effect({ kind: "fs_write", paths: [t] }); // issue 7
       return new PathV(t);
     }));
   },
