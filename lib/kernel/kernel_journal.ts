@@ -244,7 +244,7 @@ export class KernelJournal {
   }
 
   /** Answer a language `journal`/`undo` request from a session worker. */
-  async answer(m: JReqMsg, session: string, principal: string): Promise<JReplyMsg> {
+  async answer(m: JReqMsg, _session: string, principal: string): Promise<JReplyMsg> {
     try {
       if (m.op === "undo") {
         const id = typeof m.params.id === "number" ? m.params.id : null;
@@ -267,7 +267,6 @@ export class KernelJournal {
         f.principal = principal;
       }
       const rows = await this.store.journal.query(f);
-      void session;
       return { t: "jreply", rid: m.rid, ok: true, result: rows.map(entryJson) };
     } catch (e) {
       const code = e instanceof UndoError ? e.code : "io_error";

@@ -40,25 +40,14 @@ export async function applyUndo(
 ): Promise<UndoReport> {
   let id = journalId;
   if (id === null) {
-    // Newest pending record whose row belongs to the principal.
-    let before: number | undefined;
-    for (let page = 0; page < 20 && id === null; page++) {
-      const recs = await store.undo.listUndo({ pending: true, limit: 100 });
-      const batch = before === undefined ? recs : recs.filter((r) => r.id < before!);
-      if (batch.length === 0) break;
-      for (const r of batch) {
-        if (principal === null) {
-          id = r.journalId;
-          break;
-        }
-        const row = await store.journal.get(r.journalId);
-        if (row && row.principal === principal) {
-          id = r.journalId;
-          break;
-        }
+    // The newest pending record (of the principal's rows, when scoped; the newest 1,000
+    // pending records are considered).
+    const recs = await store.undo.listUndo({ pending: true, limit: principal === null ? 1 : 1000 });
+    for (const r of recs) {
+      if (principal === null || (await store.journal.get(r.journalId))?.principal === principal) {
+        id = r.journalId;
+        break;
       }
-      before = batch[batch.length - 1].id;
-      if (recs.length < 100) break;
     }
     if (id === null) throw new UndoError("not_found", "undo: nothing to undo in this journal");
   }
