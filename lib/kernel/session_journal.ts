@@ -9,9 +9,11 @@
  */
 
 import type { Program, Stmt } from "../syntax/ast.ts";
+import { RPC, RpcError } from "../client/errors.ts";
 import {
   acquireHasher,
   type Blake3Hasher,
+  BLOB_READ_CAP,
   ContentStore,
   type Effect,
   type OutputRecord,
@@ -252,6 +254,36 @@ export class SessionJournal implements JournalPort {
       return r;
     } finally {
       await Deno.remove(s.path).catch(() => {});
+    }
+  }
+
+  /** True for lazy content-store bytes (`data` holds only a prefix). */
+  static isLazy(v: Value): v is BytesV {
+    return v instanceof BytesV && v.ref !== null && v.size > v.data.length;
+  }
+
+  /**
+   * `value.get` slice `[a, b)` of lazy bytes, read (verified) from the CAS; clamped like any
+   * slice. Bytes without the prefix limitation come back (no ref: they are materialised).
+   */
+  async lazySlice(v: BytesV, a: number, b: number, ref: string): Promise<BytesV> {
+    const start = Math.min(a, v.size);
+    const end = Math.min(Math.max(b, start), v.size);
+    if (end - start > BLOB_READ_CAP) {
+      throw new RpcError(
+        RPC.BAD_PATH_OR_SLICE,
+        `a slice of content-store bytes may be at most ${BLOB_READ_CAP} bytes`,
+        { ref },
+      );
+    }
+    try {
+      return new BytesV((await this.cas.getRange(v.ref!, start, end - start)).data);
+    } catch (e) {
+      const code = (e as { code?: string }).code === "blob_not_found" ? "not_found" : "io_error";
+      throw new RpcError(RPC.UNKNOWN_REF, `cannot read ${v.ref}: ${(e as Error).message}`, {
+        ref,
+        code,
+      });
     }
   }
 

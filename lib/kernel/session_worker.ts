@@ -380,7 +380,7 @@ function parseRef(ref: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-function valueGet(p: Record<string, unknown>): unknown {
+async function valueGet(p: Record<string, unknown>): Promise<unknown> {
   const ref = p.ref as string;
   const n = parseRef(ref);
   const v0 = n === null ? undefined : transcript.get(n);
@@ -403,7 +403,10 @@ function valueGet(p: Record<string, unknown>): unknown {
   if (Array.isArray(p.slice)) {
     const [a, b] = p.slice as [number, number];
     try {
-      v = sliceValue(v, a, b);
+      // Lazy content-store bytes slice from the CAS, not their in-memory prefix (issue 7).
+      v = journal && SessionJournal.isLazy(v)
+        ? await journal.lazySlice(v, a, b, canon)
+        : sliceValue(v, a, b);
     } catch (e) {
       if (e instanceof SelectError) {
         throw new RpcError(RPC.BAD_PATH_OR_SLICE, e.message, { ref: canon });
@@ -415,7 +418,12 @@ function valueGet(p: Record<string, unknown>): unknown {
   if (format === "render") {
     return { ref: canon, render: boundText(v === null ? "" : renderBlock(v, 80), uri, !!p.tty) };
   }
-  if (format === "raw") return rawOf(v, canon);
+  if (format === "raw") {
+    if (journal && SessionJournal.isLazy(v) && v.size <= HARD_CAP) {
+      v = await journal.lazySlice(v, 0, v.size, canon);
+    }
+    return rawOf(v, canon);
+  }
   const budget = resolveBudget(p.elide as Record<string, number> | null);
   return { ref: canon, value: elide(v, uri, budget, outcomeOut) };
 }
@@ -434,7 +442,8 @@ function rawOf(v: Value, ref: string): unknown {
     return { ref, raw: v };
   }
   if (v instanceof BytesV) {
-    if (v.ref !== null) {
+    if (v.size > HARD_CAP) throw tooBig(v.size);
+    if (v.ref !== null && v.size > v.data.length) {
       throw new RpcError(RPC.UNKNOWN_REF, "content-addressed bytes are not readable here", {
         ref,
         code: "not_found",
@@ -458,10 +467,10 @@ function envView(): unknown {
   return { granted: true, names, env: out };
 }
 
-function answer(m: RequestMsg): void {
+async function answer(m: RequestMsg): Promise<void> {
   try {
     let result: unknown;
-    if (m.kind === "value.get") result = valueGet(m.params);
+    if (m.kind === "value.get") result = await valueGet(m.params);
     else if (m.kind === "env") result = envView();
     else result = { display: ev.cwd() };
     post({ t: "reply", rid: m.rid, ok: true, result });
@@ -516,7 +525,7 @@ function dispatch(m: ToWorker): void {
       if (current?.task === m.task) current.abort.abort();
       return;
     case "req":
-      return answer(m);
+      return void answer(m);
     case "inject":
       // `events.publish` → the language bus; injected events never come back (no echo).
       return ev.injectUserEvent(m.channel, payloadValue(m.payload));

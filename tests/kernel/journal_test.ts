@@ -548,3 +548,29 @@ Deno.test(
     });
   },
 );
+
+Deno.test(
+  "value.get slices and raw reads of lazy bytes come from the content store",
+  opts,
+  async () => {
+    await withDir(async (dir) => {
+      Deno.env.set("SHOAL_CAPTURE_CAP_BYTES", "100");
+      const k = await start(dir);
+      try {
+        const c = await session(k);
+        const v = await exec(c, "(seq 1 500).stdout");
+        const ref = String(v.ref);
+        // Bytes 1000.. lie beyond the 100-byte in-memory prefix.
+        const s = await c.call<R>("value.get", { ref, slice: [1000, 1010], format: "raw" });
+        const all = Array.from({ length: 500 }, (_, i) => `${i + 1}\n`).join("");
+        assertEquals(atob(String(s.raw_base64)), all.slice(1000, 1010));
+        const whole = await c.call<R>("value.get", { ref, format: "raw" });
+        assertEquals(atob(String(whole.raw_base64)), all);
+        c.close();
+      } finally {
+        Deno.env.delete("SHOAL_CAPTURE_CAP_BYTES");
+        await k.close();
+      }
+    });
+  },
+);
