@@ -54,7 +54,10 @@ function listenInspector(subs: Subscriptions): (m: JSONRPCMessage) => Promise<vo
   return async (m) => {
     const msg = m as Obj;
     const params = (msg.params ?? {}) as Obj;
-    if (msg.method === "subscriptions/listen" && "id" in msg) {
+    const meta = (params._meta ?? {}) as Obj;
+    // Only a 2026-era listen (it carries the per-request envelope) is served by the SDK.
+    const modern = typeof meta["io.modelcontextprotocol/protocolVersion"] === "string";
+    if (msg.method === "subscriptions/listen" && "id" in msg && modern) {
       const holder = `listen:${JSON.stringify(msg.id)}`;
       const uris = ((params.notifications ?? {}) as Obj).resourceSubscriptions;
       if (!Array.isArray(uris)) return;
