@@ -4,10 +4,13 @@
  * A plain reader of a `Deno.Command` pipe allocates a new 64 KiB buffer for every read;
  * at hundreds of MB that is allocation churn and RSS the GC returns late. Child pipes are
  * byte streams, so we read them BYOB into one scratch buffer that is reused. Other
- * streams fall back to an ordinary reader.
+ * streams fall back to an ordinary reader. A pipe of the posix_spawn backend is read
+ * straight from its fd (the stream stays locked by us meanwhile).
  *
  * @module
  */
+
+import { type FdSource, fdSourceOf } from "./fd_stream.ts";
 
 /** Size of the reused read buffer (the default Linux pipe capacity). */
 const SCRATCH = 64 * 1024;
@@ -19,6 +22,7 @@ const SCRATCH = 64 * 1024;
 export class ByteReader {
   #byob: ReadableStreamBYOBReader | null = null;
   #plain: ReadableStreamDefaultReader<Uint8Array> | null = null;
+  #direct: FdSource | undefined;
   #scratch: ArrayBuffer | null = null;
   #stop: AbortSignal | undefined;
   #onStop = () => this.#cancel();
@@ -31,6 +35,7 @@ export class ByteReader {
   constructor(stream: ReadableStream<Uint8Array>, stop?: AbortSignal) {
     try {
       this.#byob = stream.getReader({ mode: "byob" });
+      this.#direct = fdSourceOf(stream);
     } catch {
       this.#plain = stream.getReader();
     }
@@ -40,12 +45,18 @@ export class ByteReader {
   }
 
   #cancel(): void {
+    this.#direct?.close();
     (this.#byob ?? this.#plain)!.cancel().catch(() => {});
   }
 
   /** The next bytes, or null at the end of the stream (or on a read error). */
   async read(): Promise<Uint8Array | null> {
     try {
+      if (this.#direct !== undefined) {
+        const view = new Uint8Array(this.#scratch ??= new ArrayBuffer(SCRATCH));
+        const n = await this.#direct.read(view);
+        return n === 0 ? null : view.subarray(0, n);
+      }
       if (this.#plain !== null) {
         const { done, value } = await this.#plain.read();
         return done ? null : value;

@@ -56,6 +56,25 @@ class OwnedFd {
   }
 }
 
+/** Direct reads of a pipe behind an {@link fdReadable} stream, bypassing the stream. */
+export interface FdSource {
+  /** Read into `view`: bytes read, 0 at EOF or once closed; throws on a read error. */
+  read(view: Uint8Array): Promise<number>;
+  /** Close the fd (idempotent); later reads return 0. */
+  close(): void;
+}
+
+const sources = new WeakMap<ReadableStream<Uint8Array>, FdSource>();
+
+/**
+ * The direct source behind `stream`, when it is one of ours: a drain that owns the stream
+ * reads the fd itself and skips the stream machinery (~0.1 ms per child, and per chunk).
+ * The caller must hold the stream's lock so nobody else reads it.
+ */
+export function fdSourceOf(stream: ReadableStream<Uint8Array>): FdSource | undefined {
+  return sources.get(stream);
+}
+
 /**
  * A byte stream reading `fd` to EOF. Supports BYOB reads (bytes land directly in the
  * caller's buffer); no read-ahead, so an unread pipe back-pressures the writer.
@@ -66,36 +85,53 @@ export function fdReadable(
   reactor: FdReactor,
 ): ReadableStream<Uint8Array> {
   const own = new OwnedFd(fd, c, reactor);
-  return new ReadableStream({
-    type: "bytes",
-    autoAllocateChunkSize: CHUNK,
-    async pull(controller) {
-      const req = controller.byobRequest!;
-      const view = req.view as Uint8Array;
+  const source: FdSource = {
+    async read(view) {
       while (own.open) {
         const n = Number(c.fn.read(fd, view, BigInt(view.byteLength)));
         if (n > 0) {
           if (n === view.byteLength) own.filled();
-          return req.respond(n);
+          return n;
         }
-        if (n === 0) {
-          own.close();
-          controller.close();
-          return req.respond(0);
-        }
+        if (n === 0) break;
         const e = c.errno();
         if (e === EAGAIN) await reactor.readable(fd);
         else if (e !== EINTR) {
           own.close();
-          return controller.error(new Error(`read from child pipe: ${c.osMessage(e)}`));
+          throw new Error(`read from child pipe: ${c.osMessage(e)}`);
         }
       }
-      // Cancelled while waiting: the stream is already finished.
+      own.close();
+      return 0;
+    },
+    close: () => own.close(),
+  };
+  const stream = new ReadableStream({
+    type: "bytes",
+    autoAllocateChunkSize: CHUNK,
+    async pull(controller) {
+      const req = controller.byobRequest!;
+      let n: number;
+      try {
+        n = await source.read(req.view as Uint8Array);
+      } catch (e) {
+        return controller.error(e);
+      }
+      if (n > 0) return req.respond(n);
+      // EOF, or cancelled meanwhile (then the stream is finished and these are no-ops).
+      try {
+        controller.close();
+        req.respond(0);
+      } catch {
+        // already cancelled
+      }
     },
     cancel() {
       own.close();
     },
   }) as ReadableStream<Uint8Array>;
+  sources.set(stream, source);
+  return stream;
 }
 
 /**

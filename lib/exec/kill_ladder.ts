@@ -22,9 +22,9 @@ export class KillLadder {
   #onDone: (() => void)[] = [];
 
   /**
-   * `leaderRunning` tells whether the child itself has not exited yet: for a moment after
-   * the spawn it has not called setsid(2), so its group does not exist and it must be
-   * signalled by pid.
+   * `leaderRunning` tells whether the child itself has not exited yet: started through
+   * setsid(1) (the fallback backend), for a moment after the spawn it has not called
+   * setsid(2), so its group does not exist and it must be signalled by pid.
    */
   constructor(
     readonly pgid: number,

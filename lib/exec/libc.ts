@@ -1,6 +1,6 @@
 /**
- * The glibc functions the direct spawn path needs (posix_spawn with POSIX_SPAWN_SETSID,
- * pipes, epoll, pidfds), loaded once through FFI — or null when this host cannot use
+ * The glibc functions the direct spawn path needs (posix_spawn with POSIX_SPAWN_SETPGROUP
+ * or POSIX_SPAWN_SETSID, pipes, epoll, pidfds), loaded once through FFI — or null when this host cannot use
  * them: not Linux/glibc, no `--allow-ffi`, glibc < 2.29 (no `addchdir_np`), glibc < 2.26
  * (no POSIX_SPAWN_SETSID) or a kernel without `pidfd_open` (< 5.3).
  *
@@ -62,8 +62,12 @@ export const O_NONBLOCK = 0x800;
 export const EINTR = 4, ENOEXEC = 8, EAGAIN = 11, ENOENT = 2, EACCES = 13, EPERM = 1;
 /** `SYS_pidfd_open` (the same number on every architecture). */
 export const SYS_PIDFD_OPEN = 434n;
-/** `POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSID`. */
-const SPAWN_FLAGS = 0x04 | 0x08 | 0x80;
+/** Every child: `POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK`. */
+const SIGNAL_FLAGS = 0x04 | 0x08;
+/** `POSIX_SPAWN_SETPGROUP` (with pgroup 0: a new group led by the child). */
+const SETPGROUP = 0x02;
+/** `POSIX_SPAWN_SETSID` (glibc ≥ 2.26): a new session, hence also a new group. */
+const SETSID = 0x80;
 /** sizeof(posix_spawnattr_t) is 336 on 64-bit glibc; the slack costs nothing. */
 const ATTR_SIZE = 512;
 
@@ -75,10 +79,11 @@ export interface LibcHandle {
   /** `strerror(n)` in Rust's format: `"No such file or directory (os error 2)"`. */
   osMessage(n: number): string;
   /**
-   * One posix_spawnattr_t for every spawn: new session (so pid = pgid = sid), empty signal
-   * mask, every signal at its default action (Deno ignores SIGPIPE; children must not).
+   * posix_spawnattr_t for a child in a new session (pid = pgid = sid) and for one in a new
+   * process group only (pid = pgid); both with an empty signal mask and every signal at its
+   * default action (Deno ignores SIGPIPE; children must not).
    */
-  attr: Uint8Array;
+  attr: { session: Uint8Array; group: Uint8Array };
 }
 
 let loaded: LibcHandle | null | undefined;
@@ -95,20 +100,22 @@ export function loadLibc(): LibcHandle | null {
     const errnoPtr = fn.__errno_location();
     if (errnoPtr === null) return null;
     const errnoView = new Deno.UnsafePointerView(errnoPtr);
-    const attr = new Uint8Array(ATTR_SIZE);
     const empty = new Uint8Array(128);
     const all = new Uint8Array(128);
     fn.sigemptyset(empty);
     fn.sigfillset(all);
-    if (
-      fn.posix_spawnattr_init(attr) !== 0 ||
-      fn.posix_spawnattr_setsigmask(attr, empty) !== 0 ||
-      fn.posix_spawnattr_setsigdefault(attr, all) !== 0 ||
-      // EINVAL here means glibc < 2.26 (no POSIX_SPAWN_SETSID).
-      fn.posix_spawnattr_setflags(attr, SPAWN_FLAGS) !== 0
-    ) {
-      return null;
-    }
+    const makeAttr = (flags: number): Uint8Array | null => {
+      const attr = new Uint8Array(ATTR_SIZE);
+      const ok = fn.posix_spawnattr_init(attr) === 0 &&
+        fn.posix_spawnattr_setsigmask(attr, empty) === 0 &&
+        fn.posix_spawnattr_setsigdefault(attr, all) === 0 &&
+        // EINVAL here means glibc < 2.26 (no POSIX_SPAWN_SETSID).
+        fn.posix_spawnattr_setflags(attr, SIGNAL_FLAGS | flags) === 0;
+      return ok ? attr : null;
+    };
+    const session = makeAttr(SETSID);
+    const group = makeAttr(SETPGROUP);
+    if (session === null || group === null) return null;
     // pidfd_open needs Linux ≥ 5.3: try it on ourselves.
     const self = Number(fn.syscall(SYS_PIDFD_OPEN, BigInt(Deno.pid), 0n));
     if (self < 0) return null;
@@ -121,7 +128,7 @@ export function loadLibc(): LibcHandle | null {
         const text = p === null ? `errno ${n}` : Deno.UnsafePointerView.getCString(p);
         return `${text} (os error ${n})`;
       },
-      attr,
+      attr: { session, group },
     };
   } catch {
     loaded = null;

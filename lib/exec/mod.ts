@@ -2,9 +2,9 @@
  * The process layer: starting external programs for the evaluator and the kernel.
  *
  * It takes plain data (argv, an absolute cwd, a complete env) and returns plain data
- * (status/signal, capped output bytes, spill info). Every child runs in its own session
- * and process group, never through a shell unless asked for (`["sh", "-c", src]`), and
- * never changes this process's cwd or env.
+ * (status/signal, capped output bytes, spill info). Every child leads its own process
+ * group (and session, while we have a terminal; see child.ts), never runs through a shell
+ * unless asked for (`["sh", "-c", src]`), and never changes this process's cwd or env.
  *
  * ```ts
  * import { closeInheritedFds, spawnCapture } from "./lib/exec/mod.ts";
@@ -17,6 +17,7 @@
 
 export { spawnCapture } from "./capture.ts";
 export { spawnStreaming } from "./streaming.ts";
+export { type SpawnBackend, spawnBackend } from "./child.ts";
 export { ExecError, type ExecErrorDetails, type ExecErrorKind, isExecError } from "./errors.ts";
 export { DEFAULT_PATH, isExecutableFile, which } from "./which.ts";
 export { closeInheritedFds } from "./fd_hygiene.ts";

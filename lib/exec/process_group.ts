@@ -1,7 +1,7 @@
 /**
- * Signals to whole process groups. Every child we start is a session and group leader
- * (`detached: true` ⇒ setsid), so its pid is also its pgid and `kill(-pgid)` reaches its
- * descendants unless they moved themselves to another group.
+ * Signals to whole process groups. Every child we start leads its own process group
+ * (see child.ts), so its pid is also its pgid and `kill(-pgid)` reaches its descendants
+ * unless they moved themselves to another group.
  *
  * @module
  */

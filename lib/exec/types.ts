@@ -108,7 +108,7 @@ export interface CaptureResult extends ExitInfo {
   program: string;
   /** argv as given, byte elements decoded lossily for display. */
   argv: string[];
-  /** Process id of the child; also its process group and session id. */
+  /** Process id of the child; also its process group id (and session id, see child.ts). */
   pid: number;
   /** Process group id (== pid). */
   pgid: number;

@@ -3,8 +3,9 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { isExecError, spawnCapture, spawnStreaming } from "../../lib/exec/mod.ts";
+import { isExecError, isExecutableFile, spawnCapture, spawnStreaming } from "../../lib/exec/mod.ts";
 import { setSpawnBackend, type SpawnBackend, spawnBackend } from "../../lib/exec/child.ts";
+import { setChildIsolation } from "../../lib/exec/posix_spawn.ts";
 import { dec, ENV, killGroupQuietly, liveMembers, waitFor, withTempDir } from "./_helpers.ts";
 
 const AVAILABLE: SpawnBackend[] = (() => {
@@ -138,21 +139,27 @@ Deno.test("both backends: cancel kills the whole group", async () => {
 });
 
 Deno.test({
-  name: "posix_spawn: the child leads its session and group as soon as the spawn returns",
+  name: "posix_spawn: the child leads its group (or session) as soon as the spawn returns",
   ignore: !AVAILABLE.includes("posix_spawn"),
   fn: async () => {
     const before = setSpawnBackend("posix_spawn");
     try {
-      const child = await spawnStreaming({ argv: ["sleep", "5"], cwd: "/", env: ENV });
-      try {
-        const [, , pgrp, session] = statFields(child.pid);
-        assert.deepEqual([Number(pgrp), Number(session)], [child.pid, child.pid]);
-      } finally {
-        child.cancel();
-        await child.stdout.cancel();
-        await child.result;
+      for (const mode of ["group", "session"] as const) {
+        setChildIsolation(mode);
+        const child = await spawnStreaming({ argv: ["sleep", "5"], cwd: "/", env: ENV });
+        try {
+          const [, , pgrp, session] = statFields(child.pid).map(Number);
+          assert.equal(pgrp, child.pid, mode);
+          if (mode === "session") assert.equal(session, child.pid);
+          else assert.equal(session, Number(statFields(Deno.pid)[3]), "our session");
+        } finally {
+          child.cancel();
+          await child.stdout.cancel();
+          await child.result;
+        }
       }
     } finally {
+      setChildIsolation("auto");
       setSpawnBackend(before);
     }
   },
@@ -174,40 +181,69 @@ Deno.test("both backends: 40 concurrent children each get their own output and s
   });
 });
 
-/** `spawnBackend()` and one spawn's stdout in a child Deno with `flags` and `env`. */
-function probe(flags: string[], env: Record<string, string>): Promise<string> {
+/** What a child sees: whether it leads its group/session, and whether it can open a tty. */
+const WHO_AM_I = 'set -- $(cut -d" " -f1,5,6 /proc/$$/stat); ' +
+  'if [ "$1" = "$3" ]; then printf session; elif [ "$1" = "$2" ]; then printf group; ' +
+  "else printf none; fi; (exec 3</dev/tty) 2>/dev/null && echo ' tty' || echo ' notty'";
+
+/**
+ * In a child Deno with `flags` and `env` (under script(1), so with a controlling terminal,
+ * when `tty`): the backend, the posix_spawn isolation, and what a spawned child sees.
+ */
+function probe(flags: string[], env: Record<string, string>, tty = false): Promise<string> {
   const mod = new URL("../../lib/exec/mod.ts", import.meta.url).href;
   const child = new URL("../../lib/exec/child.ts", import.meta.url).href;
+  const posix = new URL("../../lib/exec/posix_spawn.ts", import.meta.url).href;
   return withTempDir(async (dir) => {
     const script = join(dir, "probe.ts");
     await Deno.writeTextFile(
       script,
       `import { spawnCapture } from ${JSON.stringify(mod)};
 import { spawnBackend } from ${JSON.stringify(child)};
-const r = await spawnCapture({ argv: ["sh", "-c", "echo ok"], cwd: "/", env: { PATH: "/usr/bin:/bin" } });
-console.log(spawnBackend(), new TextDecoder().decode(r.stdout).trim(), r.status);
+import { childIsolation } from ${JSON.stringify(posix)};
+const r = await spawnCapture({ argv: ["sh", "-c", ${
+        JSON.stringify(WHO_AM_I)
+      }], cwd: "/", env: { PATH: "/usr/bin:/bin" } });
+console.log(spawnBackend(), childIsolation(), new TextDecoder().decode(r.stdout).trim());
 `,
     );
-    const o = await new Deno.Command(Deno.execPath(), {
-      args: ["run", "--no-check", ...flags, script],
+    const argv = [Deno.execPath(), "run", "--no-check", ...flags, script];
+    const quoted = argv.map((a) => `'${a.replaceAll("'", `'\\''`)}'`).join(" ");
+    const o = await new Deno.Command(tty ? "script" : argv[0], {
+      args: tty ? ["-qec", quoted, "/dev/null"] : argv.slice(1),
       clearEnv: true, // never our SHOAL_SPAWN_BACKEND
       env: {
         HOME: Deno.env.get("HOME") ?? "/",
         PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin",
         ...env,
       },
+      stdin: "null",
       stdout: "piped",
       stderr: "piped",
     }).output();
-    assert.equal(o.code, 0, dec.decode(o.stderr));
-    return dec.decode(o.stdout).trim();
+    assert.equal(o.code, 0, dec.decode(o.stdout) + dec.decode(o.stderr));
+    return dec.decode(o.stdout).replaceAll("\r", "").trim();
   });
 }
 
 Deno.test("the fallback is used without --allow-ffi and with SHOAL_SPAWN_BACKEND=command", async () => {
-  assert.equal(await probe(["--allow-run", "--allow-read", "--allow-env"], {}), "command ok 0");
-  assert.equal(await probe(["-A"], { SHOAL_SPAWN_BACKEND: "command" }), "command ok 0");
-  if (AVAILABLE.includes("posix_spawn")) {
-    assert.equal(await probe(["-A"], {}), "posix_spawn ok 0");
-  }
+  // setsid(1): a new session either way; we have no terminal here (deno test, piped).
+  assert.equal(
+    await probe(["--allow-run", "--allow-read", "--allow-env"], {}),
+    "command session session notty",
+  );
+  assert.equal(
+    await probe(["-A"], { SHOAL_SPAWN_BACKEND: "command" }),
+    "command group session notty",
+  );
+});
+
+Deno.test({
+  name: "posix_spawn: a new session while we have a controlling terminal, else a new group",
+  ignore: !AVAILABLE.includes("posix_spawn") || !isExecutableFile("/usr/bin/script"),
+  fn: async () => {
+    assert.equal(await probe(["-A"], {}), "posix_spawn group group notty");
+    // Under script(1) the Deno process has a terminal; its children must not get it.
+    assert.equal(await probe(["-A"], {}, true), "posix_spawn session session notty");
+  },
 });
