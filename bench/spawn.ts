@@ -7,15 +7,22 @@
  *    bytes never reach us), with the peak RSS growth of each; a bare Deno.Command read loop
  *    that keeps nothing shows what reaching us at all costs. RSS growth is measured from
  *    the RSS before each variant, so memory freed by an earlier variant can hide some.
- * 2. spawnCapture(["true"]) vs a bare `new Deno.Command("true").output()`.
- * 3. `^true` through the evaluator — filled in by the language team (see
- *    {@link benchEvaluatorTrue}); until then it is reported as not measured.
+ * 2. spawnCapture(["true"]) vs a bare `new Deno.Command("true").output()`, on each spawn
+ *    backend (lib/exec/child.ts): posix_spawn with a new process group (the default without
+ *    a terminal) or a new session (the default with one), and the Deno.Command + setsid(1)
+ *    fallback; `detached: true` for reference.
+ * 3. Event-loop blocking of those spawn paths: the lag of a 1 ms interval while spawning,
+ *    at our RSS as it is and after allocating and touching 500 MB (fork() copies page
+ *    tables, posix_spawn does not).
+ * 4. `^true` through the evaluator ({@link benchEvaluatorTrue}).
  *
  * @module
  */
 
 import { join } from "node:path";
-import { spawnCapture, tempFileSpill } from "../lib/exec/mod.ts";
+import { spawnBackend, spawnCapture, tempFileSpill } from "../lib/exec/mod.ts";
+import { setSpawnBackend } from "../lib/exec/child.ts";
+import { childIsolation, type Isolation, setChildIsolation } from "../lib/exec/posix_spawn.ts";
 import { Evaluator } from "../lib/eval/mod.ts";
 
 const MB = 1_000_000;
@@ -105,27 +112,122 @@ export async function benchCapture50MB(runs: number): Promise<BenchRow[]> {
   }
 }
 
-/** Spawn-and-wait of `true`: spawnCapture vs a bare Deno.Command, interleaved. */
-export async function benchTrue(runs: number): Promise<BenchRow[]> {
-  // Warm both paths (module code, PATH lookup caches of the OS).
-  await new Deno.Command("true").output();
-  await spawnCapture({ argv: ["true"], cwd: "/", env: ENV });
-  const bare: number[] = [];
-  const ours: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    let t0 = performance.now();
-    await new Deno.Command("true").output();
-    bare.push(performance.now() - t0);
-    t0 = performance.now();
-    await spawnCapture({ argv: ["true"], cwd: "/", env: ENV });
-    ours.push(performance.now() - t0);
-  }
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-  return [
-    { name: 'new Deno.Command("true").output() (baseline)', medianMs: median(bare) },
-    { name: 'spawnCapture(["true"])', medianMs: median(ours) },
-  ];
+/** One way of starting `true` and waiting for it (and its output). */
+interface Variant {
+  name: string;
+  run: () => Promise<unknown>;
 }
+
+/** spawnCapture on a given backend (and posix_spawn isolation). */
+function captureOn(
+  backend: "posix_spawn" | "command",
+  isolation?: Isolation,
+): () => Promise<unknown> {
+  return () => {
+    setSpawnBackend(backend);
+    if (isolation !== undefined) setChildIsolation(isolation);
+    return spawnCapture({ argv: ["true"], cwd: "/", env: ENV });
+  };
+}
+
+/** The spawn paths compared in {@link benchTrue} and {@link benchBlocking}. */
+function spawnVariants(): Variant[] {
+  const out: Variant[] = [
+    { name: 'new Deno.Command("true").output() (baseline)', run: bareTrue },
+  ];
+  if (setSpawnBackend("posix_spawn") === "posix_spawn") {
+    out.push(
+      { name: "spawnCapture, posix_spawn + new group", run: captureOn("posix_spawn", "group") },
+      { name: "spawnCapture, posix_spawn + new session", run: captureOn("posix_spawn", "session") },
+    );
+  }
+  out.push(
+    { name: "spawnCapture, Deno.Command + setsid(1)", run: captureOn("command") },
+    {
+      name: "Deno.Command detached: true (fork)",
+      // .spawn() first: Deno 2.9's Command#output() ignores `detached` (no setsid, no fork).
+      run: () =>
+        new Deno.Command("true", { detached: true, stdout: "piped", stderr: "piped" }).spawn()
+          .output(),
+    },
+  );
+  return out;
+}
+
+const bareTrue = () => new Deno.Command("true").output();
+
+/** Run every variant `runs` times in a fresh random order each round; `fn` times one run. */
+async function rounds(
+  variants: Variant[],
+  runs: number,
+  measure: (v: Variant) => Promise<number>,
+): Promise<number[][]> {
+  const backend = spawnBackend();
+  const isolation = childIsolation();
+  const samples = variants.map(() => [] as number[]);
+  try {
+    for (const v of variants) await v.run(); // warm every path
+    for (let i = 0; i < runs; i++) {
+      const order = variants.map((_, j) => j).sort(() => Math.random() - 0.5);
+      for (const j of order) samples[j].push(await measure(variants[j]));
+    }
+  } finally {
+    setSpawnBackend(backend);
+    setChildIsolation(isolation);
+  }
+  return samples;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const percentile = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * p))];
+
+/** Spawn-and-wait of `true` on every spawn path, interleaved in random order. */
+export async function benchTrue(runs: number): Promise<BenchRow[]> {
+  const variants = spawnVariants();
+  const samples = await rounds(variants, runs, async (v) => {
+    const t0 = performance.now();
+    await v.run();
+    return performance.now() - t0;
+  });
+  return variants.map((v, j) => ({ name: v.name, medianMs: median(samples[j]) }));
+}
+
+/**
+ * Event-loop blocking per spawn: while each spawn runs, a 1 ms interval records the gaps
+ * between its ticks; the longest gap of each spawn is what the spawn held the loop for
+ * (plus scheduling noise, which the baseline shows).
+ */
+export async function benchBlocking(runs: number): Promise<string[]> {
+  const variants = spawnVariants();
+  let worst = 0;
+  let last = performance.now();
+  const probe = setInterval(() => {
+    const now = performance.now();
+    worst = Math.max(worst, now - last);
+    last = now;
+  }, 1);
+  let samples: number[][];
+  try {
+    samples = await rounds(variants, runs, async (v) => {
+      await new Promise((r) => setTimeout(r, 2)); // a tick before: `last` is fresh
+      worst = 0;
+      last = performance.now();
+      await v.run();
+      await new Promise((r) => setTimeout(r, 2)); // and one after the spawn
+      return worst;
+    });
+  } finally {
+    clearInterval(probe);
+  }
+  return variants.map((v, j) =>
+    `  ${v.name.padEnd(48)} longest 1 ms-tick gap per spawn: median ${
+      fmt(median(samples[j]))
+    }  p90 ${fmt(percentile(samples[j], 0.9))} ms`
+  );
+}
+
+const fmt = (ms: number) => ms.toFixed(1).padStart(5);
 
 /**
  * `^true` through the evaluator (parse once, then evaluate the program: dispatch, PATH lookup,
@@ -163,7 +265,6 @@ export async function benchEvaluatorTrue(runs: number): Promise<BenchRow[] | nul
     await withFlag.evalProgram(p2);
     ev2.push(performance.now() - t0);
   }
-  const median = (xs: number[]) => xs.sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   return [
     { name: 'new Deno.Command("true").output() (baseline)', medianMs: median(bare) },
     { name: 'spawnCapture(["true"]) (the process layer alone)', medianMs: median(layer) },
@@ -171,6 +272,8 @@ export async function benchEvaluatorTrue(runs: number): Promise<BenchRow[] | nul
     { name: "^true through the evaluator (cancel flag)", medianMs: median(ev2) },
   ];
 }
+
+const mib = (bytes: number) => (bytes / MiB).toFixed(0);
 
 function print(title: string, rows: BenchRow[]): void {
   console.log(`\n${title}`);
@@ -195,8 +298,26 @@ if (import.meta.main) {
     "50 MB of stdout (median of runs; ratio vs baseline)",
     await benchCapture50MB(quick ? 3 : 7),
   );
-  print("spawn + wait of `true` (median; ratio vs baseline)", await benchTrue(quick ? 50 : 200));
+  print(
+    `spawn + wait of \`true\` (median; ratio vs baseline; default backend: ${spawnBackend()}` +
+      `, posix_spawn children lead a new ${childIsolation()} here)`,
+    await benchTrue(quick ? 50 : 200),
+  );
   const evalRows = await benchEvaluatorTrue(quick ? 50 : 200);
   if (evalRows === null) console.log("\n^true through the evaluator: not measured yet (lib/eval)");
   else print("^true through the evaluator (median; ratio vs baseline)", evalRows);
+  const blockRuns = quick ? 30 : 100;
+  console.log(`\nevent-loop lag while spawning, RSS ${mib(Deno.memoryUsage().rss)} MiB`);
+  for (const line of await benchBlocking(blockRuns)) console.log(line);
+  const ballast = new Uint8Array(500 * MB);
+  for (let i = 0; i < ballast.length; i += 4096) ballast[i] = 1;
+  console.log(
+    `\nevent-loop lag while spawning, RSS ${mib(Deno.memoryUsage().rss)} MiB (500 MB allocated)`,
+  );
+  for (const line of await benchBlocking(blockRuns)) console.log(line);
+  print(
+    "spawn + wait of `true` with 500 MB allocated (median; ratio vs baseline)",
+    await benchTrue(quick ? 50 : 100),
+  );
+  if (ballast[4096] !== 1) throw new Error("ballast was dropped");
 }
