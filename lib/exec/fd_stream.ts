@@ -111,19 +111,18 @@ export function fdReadable(
     autoAllocateChunkSize: CHUNK,
     async pull(controller) {
       const req = controller.byobRequest!;
-      let n: number;
       try {
-        n = await source.read(req.view as Uint8Array);
-      } catch (e) {
-        return controller.error(e);
-      }
-      if (n > 0) return req.respond(n);
-      // EOF, or cancelled meanwhile (then the stream is finished and these are no-ops).
-      try {
+        const n = await source.read(req.view as Uint8Array);
+        if (n > 0) return req.respond(n);
         controller.close();
         req.respond(0);
-      } catch {
-        // already cancelled
+      } catch (e) {
+        // A read error, or the stream was cancelled meanwhile (then this is a no-op).
+        try {
+          controller.error(e);
+        } catch {
+          // already finished
+        }
       }
     },
     cancel() {

@@ -89,6 +89,18 @@ Deno.test("both backends: `&>` order, 3 MB of stdin through cat, stdin from a st
   });
 });
 
+Deno.test("both backends: stdin held by a grandchild that never reads does not hold us", async () => {
+  await onEachBackend(async (b) => {
+    const t0 = performance.now();
+    const r = await run(["sh", "-c", "sleep 2 <&0 >/dev/null 2>&1 & exit 3"], {
+      stdin: new Uint8Array(4 << 20), // far more than a pipe holds: the write blocks
+    });
+    killGroupQuietly(r.pgid); // the sleep
+    assert.equal(r.status, 3, b);
+    assert.ok(performance.now() - t0 < 1500, `${b}: returned when the child exited`);
+  });
+});
+
 Deno.test("both backends: no #! runs under sh; missing #! interpreter, missing cwd", async () => {
   await withTempDir(async (dir) => {
     const plain = join(dir, "plain");
