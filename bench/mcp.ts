@@ -10,7 +10,9 @@
  * 3. The same commands (`true`, `echo hi`, ~1 MB of output) through `shoal_exec` and through two
  *    other MCP shell servers, `@wonderwhy-er/desktop-commander` and `mcp-server-commands`,
  *    installed with npm into a temp directory for this run only (never a project dependency);
- *    run alternately A B C A B C, reported as medians, ratios and what each returns.
+ *    run alternately A B C A B C, reported as medians, ratios and what each returns. A quiet
+ *    baseline first (shoal_exec vs kernel exec, before any peer starts) shows what MCP adds, and
+ *    each server's CPU use while idle is sampled.
  *
  * @module
  */
@@ -68,6 +70,7 @@ async function startKernel(socket: string, cwd: string): Promise<Deno.ChildProce
 interface Mcp {
   client: Client;
   stderr: () => string;
+  pid: number | null;
 }
 
 async function connect(
@@ -91,7 +94,7 @@ async function connect(
     opts.modern ? { versionNegotiation: { mode: { pin: "2026-07-28" } } } : {},
   );
   await client.connect(transport);
-  return { client, stderr: () => err };
+  return { client, stderr: () => err, pid: transport.pid };
 }
 
 const shoalMcp = (socket: string, session: string, modern = false, env = {}, cwd?: string) =>
@@ -293,6 +296,34 @@ async function main(): Promise<void> {
     const bin = (name: string) => join(peerDir, "node_modules", ".bin", name);
     const peerEnv = { HOME: home };
 
+    const big = "head -c 1000000 /dev/zero | tr '\\0' a";
+    const cases: Array<[string, string, string]> = [
+      ["true", "^true", "true"],
+      ["echo hi (a Shoal builtin: no process)", "echo hi", "echo hi"],
+      ["/bin/echo hi (a process everywhere)", "/bin/echo hi", "/bin/echo hi"],
+      ["~1 MB of output", `sh { ${big} }`, big],
+    ];
+    const sh = await shoalMcp(socket, "bench-peers");
+    cleanups.push(() => sh.client.close());
+    // Quiet baseline: the facade's own cost per command before any peer server is running.
+    console.log(`quiet baseline, before the peers start (${ROUNDS} alternating rounds):`);
+    for (const [label, shoalSrc] of cases) {
+      const a: number[] = [], b: number[] = [];
+      for (let i = 0; i < ROUNDS + 2; i++) {
+        let t = performance.now();
+        await sh.client.callTool({ name: "shoal_exec", arguments: { src: shoalSrc } });
+        if (i >= 2) a.push(performance.now() - t);
+        t = performance.now();
+        await kc.call("exec", { src: shoalSrc, position: "value" });
+        if (i >= 2) b.push(performance.now() - t);
+      }
+      const [sa, sb] = [stats(a).median, stats(b).median];
+      console.log(
+        `  ${label.padEnd(40)} shoal_exec ${ms(sa)}  kernel exec ${ms(sb)}  (MCP adds ${
+          ms(sa - sb)
+        })`,
+      );
+    }
     const s0 = performance.now();
     const dc = await connect(bin("desktop-commander"), [], { env: peerEnv, cwd: dir });
     const dcTools = (await dc.client.listTools()).tools.map((t) => t.name);
@@ -303,22 +334,27 @@ async function main(): Promise<void> {
     const mscTools = (await msc.client.listTools()).tools.map((t) => t.name);
     const mscCold = performance.now() - s1;
     cleanups.push(() => msc.client.close());
-    const sh = await shoalMcp(socket, "bench-peers");
-    cleanups.push(() => sh.client.close());
     console.log(
       `desktop-commander 0.2.52: cold start to listTools ${ms(dcCold)}, ${dcTools.length} tools`,
     );
     console.log(
       `mcp-server-commands 0.5.0: cold start to listTools ${ms(mscCold)}, ${mscTools.length} tools`,
     );
+    // How busy each server process is while nobody calls it (CPU ms over 2 s of idleness).
+    const cpu = async (pid: number | null) => {
+      if (pid === null) return NaN;
+      const f = (await Deno.readTextFile(`/proc/${pid}/stat`)).split(") ")[1].split(" ");
+      return (Number(f[11]) + Number(f[12])) * 10; // utime + stime, 100 Hz ticks → ms
+    };
+    const idle = [dc.pid, msc.pid, sh.pid];
+    const before = await Promise.all(idle.map(cpu));
+    await new Promise((r) => setTimeout(r, 2000));
+    const after = await Promise.all(idle.map(cpu));
+    console.log(
+      `CPU while idle for 2 s: desktop-commander ${after[0] - before[0]} ms, ` +
+        `mcp-server-commands ${after[1] - before[1]} ms, shoal-mcp ${after[2] - before[2]} ms`,
+    );
 
-    const big = "head -c 1000000 /dev/zero | tr '\\0' a";
-    const cases: Array<[string, string, string]> = [
-      ["true", "^true", "true"],
-      ["echo hi (a Shoal builtin: no process)", "echo hi", "echo hi"],
-      ["/bin/echo hi (a process everywhere)", "/bin/echo hi", "/bin/echo hi"],
-      ["~1 MB of output", `sh { ${big} }`, big],
-    ];
     for (const [label, shoalSrc, shell] of cases) {
       const runs: Record<string, () => Promise<Record<string, unknown>>> = {
         shoal_exec: () => sh.client.callTool({ name: "shoal_exec", arguments: { src: shoalSrc } }),
