@@ -183,6 +183,25 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       } else assert(Array.isArray(sc(r).entries));
     });
 
+    await t.step("tools whose kernel methods are missing answer honestly", async () => {
+      const cases: Array<[string, Record<string, unknown>]> = [
+        ["shoal_plan", { src: "1 + 1" }],
+        ["shoal_exec", { src: "1 + 1", mode: "plan" }],
+        ["shoal_apply", { plan_ref: "plan:0000000000000000" }],
+        ["shoal_cap_request", { plan_ref: "plan:0000000000000000" }],
+        ["shoal_pty_list", {}],
+      ];
+      for (const [name, args] of cases) {
+        const r = await call(m, name, args);
+        if (r.isError && sc(r).code === -32601) {
+          assertMatch(text(r), /^Not available: this kernel does not implement/, name);
+        } else if (r.isError) {
+          // implemented: an unknown plan is the kernel's own error
+          assert([-32010, -32012].includes(sc(r).code), `${name}: ${JSON.stringify(sc(r))}`);
+        } else assert(typeof sc(r) === "object", name);
+      }
+    });
+
     await t.step("background task → shoal_wait, and the wait ending first", async () => {
       const b = await exec(m, { src: "sleep 300ms; 7", background: true });
       const task = sc(b).task as string;
