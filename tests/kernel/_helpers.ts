@@ -128,6 +128,8 @@ export async function spawnKernel(
   const cli = new URL("../../lib/kernel/cli.ts", import.meta.url).pathname;
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "--unstable-worker-options", cli, "--socket", socket, ...extra],
+    // Journal into a state dir beside the socket, never the user's ~/.local/state/shoal.
+    env: { XDG_STATE_HOME: `${socket}.state` },
     stdin: "null",
     stdout: "null",
     stderr: "piped",

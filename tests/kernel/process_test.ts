@@ -84,6 +84,7 @@ Deno.test(
       const cli = new URL("../../lib/kernel/cli.ts", import.meta.url).pathname;
       const out = await new Deno.Command(Deno.execPath(), {
         args: ["run", "-A", cli, "--socket", sock],
+        env: { XDG_STATE_HOME: join(dir, "state") },
         stdout: "null",
         stderr: "piped",
       }).output();
