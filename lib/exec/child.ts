@@ -98,14 +98,20 @@ export function startChild(prep: Prepared, stdio: StdioModes, cgroup: Cgroup | n
   }
 }
 
+let runAll: Deno.PermissionStatus | null | undefined;
+
 /**
  * FFI bypasses Deno's `--allow-run` list; a program it does not allow goes through
- * Deno.Command, which prompts or refuses as usual.
+ * Deno.Command, which prompts or refuses as usual. (The status object of `--allow-run`
+ * as a whole is live: a later revoke shows in its `state`.)
  */
 function runGranted(program: string): boolean {
   try {
+    runAll ??= Deno.permissions.querySync({ name: "run" });
+    if (runAll.state === "granted") return true;
     return Deno.permissions.querySync({ name: "run", command: program }).state === "granted";
   } catch {
+    runAll = null;
     return false;
   }
 }

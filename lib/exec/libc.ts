@@ -44,6 +44,12 @@ const SYMBOLS = {
   epoll_ctl: { parameters: ["i32", "i32", "i32", "buffer"], result: "i32" },
   // Runs on Deno's blocking pool; errno of that thread is not visible to us.
   epoll_wait: { parameters: ["i32", "buffer", "i32", "i32"], result: "i32", nonblocking: true },
+  // The same with timeout 0, on our thread: collects what is ready without a thread hop.
+  epoll_wait_now: {
+    name: "epoll_wait",
+    parameters: ["i32", "buffer", "i32", "i32"],
+    result: "i32",
+  },
   eventfd: { parameters: ["u32", "i32"], result: "i32" },
   // glibc ≥ 2.28. A failed Deno.statSync costs ~20 µs (it throws); PATH lookups fail a lot.
   statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32", optional: true },

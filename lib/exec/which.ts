@@ -34,8 +34,17 @@ function loadStatx(): ((path: string) => number | null) | null {
   let name = new Uint8Array(1024);
   const utf8 = new TextEncoder();
   return (path) => {
-    if (path.length * 3 + 1 > name.length) name = new Uint8Array(path.length * 3 + 1);
-    name[utf8.encodeInto(path, name).written] = 0;
+    const len = path.length;
+    if (len * 3 + 1 > name.length) name = new Uint8Array(len * 3 + 1);
+    // ASCII by hand: encodeInto is an op call, and a PATH search makes ~10 of these.
+    let n = 0;
+    while (n < len) {
+      const ch = path.charCodeAt(n);
+      if (ch > 0x7f) break;
+      name[n++] = ch;
+    }
+    if (n < len) n = utf8.encodeInto(path, name).written;
+    name[n] = 0;
     return fn(AT_FDCWD, name, 0, STATX_TYPE_MODE, buf) === 0
       ? view.getUint16(STATX_MODE_OFFSET, true)
       : null;
