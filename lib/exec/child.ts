@@ -1,25 +1,32 @@
 /**
- * Starting a child as the leader of its own session and process group (so the whole tree
- * can be signalled with kill(-pid) and never touches our terminal), with explicit cwd and
- * env, OS errors mapped to {@link ExecError} kinds.
+ * Starting a child as the leader of its own process group (so the whole tree can be
+ * signalled with kill(-pid)) that can never reach our terminal, with explicit cwd and env,
+ * OS errors mapped to {@link ExecError} kinds.
  *
- * Two backends, measured with bench/spawn.ts (spawn + wait of `true`, median of ≥ 200,
- * against a bare `new Deno.Command("true").output()` in the same run, 2 loaded cores):
+ * Two backends. Measured with bench/spawn.ts on 2 cores at load 4–6 (spawn + wait of
+ * `true`, median of 200, each run against a bare `new Deno.Command("true").output()` in
+ * the same run, variants interleaved in random order; three runs):
  *
- * - `"posix_spawn"` (default): glibc posix_spawn with POSIX_SPAWN_SETSID through FFI
- *   (posix_spawn.ts). One program start, clone(CLONE_VM|CLONE_VFORK) whatever our size:
- *   ×0.96–1.10 of the bare spawn, event loop blocked ~1 ms per spawn as with Deno.Command,
- *   at 130 MB and at 700 MB of RSS alike.
+ * - `"posix_spawn"` (default; posix_spawn.ts): glibc posix_spawn through FFI. One program
+ *   start, clone(CLONE_VM|CLONE_VFORK) whatever our size. ×1.01–1.07 of the bare spawn
+ *   (×0.91–0.96 with 500 MB allocated); `^true` through the evaluator ×0.93–1.02. The child
+ *   leads a new process group, and a new session only while we have a controlling terminal
+ *   (see childIsolation in posix_spawn.ts: setsid(2) also makes a scheduler autogroup per
+ *   child, ×1.01–1.25 here and up to ×1.4 under heavier load).
  * - `"command"` (fallback): `Deno.Command` running `setsid PROGRAM…`. Deno stays on its own
- *   posix_spawn path, but every child is two program starts: ×1.3–1.5. Used when FFI is
- *   not granted, libc is not glibc ≥ 2.29 or the kernel lacks pidfds (< 5.3), or when
- *   `SHOAL_SPAWN_BACKEND=command` is set in our environment. Byte arguments, `&>` and
- *   cgroups go through the sh trampoline there.
+ *   posix_spawn path, but every child is two program starts and a new session: ×1.96–2.08
+ *   (×1.79–2.02 with 500 MB). Used when FFI is not granted, libc is not glibc ≥ 2.29, the
+ *   kernel lacks pidfds (< 5.3), the program is outside `--allow-run` (FFI would bypass
+ *   that list), or `SHOAL_SPAWN_BACKEND=command` is in our environment. Byte arguments,
+ *   `&>` and cgroups go through the sh trampoline there.
  *
- * Not used: `detached: true` makes Deno fork() this process (a `pre_exec` hook), blocking
- * the event loop for the copy of our page tables: 13–20 ms per spawn at 150 MB, 40–55 ms at
- * 700 MB (×2.2–2.7 and ×5.3–6.4 of the bare spawn). It remains the last resort when the
- * setsid utility is missing too.
+ * Not used: `detached: true` makes Deno fork() this process (a `pre_exec` hook that calls
+ * setsid), holding the event loop while our page tables are copied: longest stall per
+ * spawn 25–36 ms at ~150–230 MB of RSS and 32–46 ms at ~600 MB (the bare spawn: 3–6 ms,
+ * mostly scheduling noise), and ×2.9–3.6 / ×4.7–5.5 of its latency; it also leaves our
+ * pages copy-on-write, slowing whatever runs next. It remains the last resort when the
+ * setsid utility is missing too. (Deno 2.9's `Command#output()` ignores `detached`; only
+ * `spawn()` honours it.)
  *
  * @module
  */

@@ -73,8 +73,9 @@ function hasControllingTerminal(): boolean {
  * to open it, read from it and be stopped by SIGTTIN. Without one (the kernel daemon runs
  * in its own session, scripts and agents usually do too) a new process group gives the
  * same isolation and the same group kill, and spares a setsid(2), which also creates a
- * scheduler autogroup per child: measured on 2 cores at load ~10, spawn + wait of `true`
- * is ×0.9–1.0 of a bare Deno.Command with a new group, ×1.2–1.4 with a new session.
+ * scheduler autogroup per child. Spawn + wait of `true` against a bare Deno.Command on 2
+ * cores: raw posix_spawn at load ~10, ×0.88–1.00 with a new group and ×1.10–1.43 with a
+ * new session; spawnCapture at load 4–6, ×1.01–1.07 and ×1.01–1.25.
  */
 export function childIsolation(): Isolation {
   return isolation ??= hasControllingTerminal() ? "session" : "group";
