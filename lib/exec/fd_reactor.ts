@@ -6,7 +6,9 @@
  * Registrations are one-shot and re-armed by the next wait; a stale event (an fd closed
  * and its number reused) only causes a spurious wake-up, which every caller tolerates by
  * retrying its non-blocking read/write/waitpid. Nothing is pending when nothing waits, so
- * an idle reactor never keeps the process (or a test) alive.
+ * an idle reactor never keeps the process (or a test) alive; and it holds no fds then
+ * either (the epoll fd and its eventfd are opened per busy period), because a terminated
+ * worker — a closed kernel session — could never close them.
  *
  * @module
  */
@@ -34,8 +36,8 @@ interface Waiter {
 /** An epoll reactor; get the shared one with {@link reactorFor}. */
 export class FdReactor {
   readonly #c: LibcHandle;
-  readonly #epfd: number;
-  readonly #wakeFd: number;
+  #epfd = -1;
+  #wakeFd = -1;
   readonly #waiters = new Map<number, Waiter>();
   readonly #armed = new Set<number>();
   #running = false;
@@ -47,15 +49,32 @@ export class FdReactor {
 
   constructor(c: LibcHandle) {
     this.#c = c;
-    this.#epfd = c.fn.epoll_create1(O_CLOEXEC);
-    if (this.#epfd < 0) throw new Error(`epoll_create1: ${c.osMessage(c.errno())}`);
-    this.#wakeFd = c.fn.eventfd(0, O_CLOEXEC | O_NONBLOCK);
-    if (this.#wakeFd < 0) {
+  }
+
+  /** Open the epoll fd and its wake-up eventfd, unless open. */
+  #open(): void {
+    if (this.#epfd >= 0) return;
+    const c = this.#c;
+    const epfd = c.fn.epoll_create1(O_CLOEXEC);
+    if (epfd < 0) throw new Error(`epoll_create1: ${c.osMessage(c.errno())}`);
+    const wakeFd = c.fn.eventfd(0, O_CLOEXEC | O_NONBLOCK);
+    if (wakeFd < 0) {
       const e = c.errno();
-      c.fn.close(this.#epfd);
+      c.fn.close(epfd);
       throw new Error(`eventfd: ${c.osMessage(e)}`);
     }
-    this.#ctl(CTL_ADD, this.#wakeFd, EPOLLIN);
+    this.#epfd = epfd;
+    this.#wakeFd = wakeFd;
+    this.#ctl(CTL_ADD, wakeFd, EPOLLIN);
+  }
+
+  /** Close both (only when no epoll_wait is in flight); registrations go with them. */
+  #close(): void {
+    if (this.#epfd < 0) return;
+    this.#c.fn.close(this.#epfd);
+    this.#c.fn.close(this.#wakeFd);
+    this.#epfd = this.#wakeFd = -1;
+    this.#armed.clear();
   }
 
   /** Resolves once `fd` is readable (or at EOF/error), or when {@link forget} is called. */
@@ -84,6 +103,11 @@ export class FdReactor {
 
   #wait(fd: number, events: number): Promise<void> {
     if (this.#waiters.has(fd)) return Promise.reject(new Error(`fd ${fd} already has a waiter`));
+    try {
+      this.#open();
+    } catch (e) {
+      return Promise.reject(e);
+    }
     const flags = events | EPOLLONESHOT;
     if (this.#armed.has(fd)) {
       this.#ctl(CTL_MOD, fd, flags);
@@ -144,6 +168,7 @@ export class FdReactor {
       for (const w of waiters) w.reject(e);
     } finally {
       this.#running = false;
+      this.#close(); // nothing waits (the loop's condition), and nothing is in flight
     }
   }
 }

@@ -177,6 +177,48 @@ Deno.test({
   },
 });
 
+/** Our open fds whose link target contains `kind` (all of them without one). */
+function openFds(kind = ""): number {
+  let n = 0;
+  for (const e of Deno.readDirSync("/proc/self/fd")) {
+    try {
+      if (Deno.readLinkSync(`/proc/self/fd/${e.name}`).includes(kind)) n++;
+    } catch {
+      // closed meanwhile (the fd of the readDir itself)
+    }
+  }
+  return n;
+}
+
+Deno.test({
+  name: "posix_spawn: once children are done, none of our fds stay open (pipes, pidfds, epoll)",
+  ignore: !AVAILABLE.includes("posix_spawn"),
+  fn: async () => {
+    const before = setSpawnBackend("posix_spawn");
+    try {
+      await run(["true"]); // first use: libc is loaded
+      const [fds, epolls] = [openFds(), openFds("eventpoll")];
+      const sleeper = await spawnStreaming({ argv: ["sleep", "5"], cwd: "/", env: ENV });
+      const exit = sleeper.result; // the reactor now watches its pidfd
+      assert.equal(openFds("eventpoll"), epolls + 1, "our epoll fd exists while a child runs");
+      sleeper.cancel();
+      await sleeper.stdout.cancel();
+      await exit;
+      await Promise.all(
+        Array.from({ length: 10 }, () => run(["cat"], { stdin: new Uint8Array(9) })),
+      );
+      const yes = await spawnStreaming({ argv: ["yes"], cwd: "/", env: ENV });
+      await yes.stdout.cancel(); // EPIPE for yes
+      await yes.result;
+      // A closed kernel session's worker could not close them later.
+      assert.equal(openFds("eventpoll"), epolls, "the epoll fd is closed when idle");
+      assert.equal(openFds(), fds);
+    } finally {
+      setSpawnBackend(before);
+    }
+  },
+});
+
 Deno.test("both backends: 40 concurrent children each get their own output and status", async () => {
   await onEachBackend(async (b) => {
     const rs = await Promise.all(
