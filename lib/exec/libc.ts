@@ -1,13 +1,17 @@
 /**
  * The glibc functions the direct spawn path needs (posix_spawn with POSIX_SPAWN_SETPGROUP
- * or POSIX_SPAWN_SETSID, pipes, epoll, pidfds), loaded once through FFI — or null when this host cannot use
- * them: not Linux/glibc, no `--allow-ffi`, glibc < 2.29 (no `addchdir_np`), glibc < 2.26
- * (no POSIX_SPAWN_SETSID) or a kernel without `pidfd_open` (< 5.3).
+ * or POSIX_SPAWN_SETSID, pipes, epoll, pidfds, statx), loaded once through FFI — or null
+ * when this host cannot use them: not Linux/glibc, no `--allow-ffi`, glibc < 2.29 (no
+ * `addchdir_np`), glibc < 2.26 (no POSIX_SPAWN_SETSID) or a kernel without `pidfd_open`
+ * (< 5.3).
  *
  * @module
  */
 
-/** FFI declarations. `fcntl` and `syscall` are variadic; fixed integer arguments are fine on x86_64/aarch64. */
+/**
+ * FFI declarations. `fcntl` and `syscall` are variadic; fixed integer arguments are fine on
+ * x86_64/aarch64.
+ */
 const SYMBOLS = {
   posix_spawn: {
     parameters: ["buffer", "buffer", "buffer", "buffer", "buffer", "buffer"],

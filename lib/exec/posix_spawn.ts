@@ -155,8 +155,9 @@ function notPiped(which: string): never {
 }
 
 /**
- * Start `prep` as the leader of a new process group (and session). Throws the Deno error class matching the
- * errno (`NotFound`, `PermissionDenied`, `Error`) when nothing could be started.
+ * Start `prep` as the leader of a new process group (and session, see
+ * {@link childIsolation}). Throws the Deno error class matching the errno (`NotFound`,
+ * `PermissionDenied`, `Error`) when nothing could be started.
  */
 export function spawnDirect(
   c: LibcHandle,
@@ -165,7 +166,7 @@ export function spawnDirect(
   cgroup: Cgroup | null,
 ): Child {
   const L = c.fn;
-  const reactor = reactorFor(c); // before the spawn: it can fail
+  const reactor = reactorFor(c);
   let program = prep.program;
   let args: readonly (string | Uint8Array)[] = prep.args;
   if (cgroup !== null) {
