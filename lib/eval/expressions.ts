@@ -424,7 +424,7 @@ function compileFeed(ev: Evaluator, e: MethodCallExpr): CE {
         if (recv instanceof StreamV) {
           throw fail(
             "type_error",
-            "feeding a stream into a command is not implemented yet",
+            "cannot feed a stream to a command's stdin: streams are not fed incrementally",
             "collect it first: s.collect().feed(cmd)",
             span,
           );

@@ -273,7 +273,7 @@ export function feedBytes(v: Value): Uint8Array {
     case "stream":
       throw fail(
         "type_error",
-        "feeding a stream to a command is not implemented yet",
+        "cannot feed a stream to a command's stdin: streams are not fed incrementally",
         "collect it first: s.collect().feed(cmd)",
       );
     case "command":
