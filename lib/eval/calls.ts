@@ -28,7 +28,7 @@ import {
   type Value,
 } from "../value/types.ts";
 import { fail } from "../value/errors.ts";
-import { coerceWord } from "../value/coerce.ts";
+import { coerceListElements, coerceWord } from "../value/coerce.ts";
 import { type MaybePromise, then } from "./maybe.ts";
 import { Scope } from "./scope.ts";
 import { Ctl } from "./ctl.ts";
@@ -145,21 +145,15 @@ export function nativeFn(
   );
 }
 
-/** Coerce a value to a declared parameter type (`list<T>` per element, §6.2). */
-export function coerceTo(v: Value, t: TypeRef | undefined, span: Span | null): Value {
+/**
+ * Coerce a value to a declared parameter type (`list<T>` per element, §6.2). `cwd` is the
+ * session cwd, recorded as the origin of a word bound to a `glob` parameter.
+ */
+export function coerceTo(v: Value, t: TypeRef | undefined, span: Span | null, cwd: string): Value {
   if (t === undefined) return v;
-  if (t.name === "list") {
-    if (!(v instanceof ListV)) return v;
-    const et = t.args[0];
-    if (et === undefined) return v;
-    return new ListV(v.items.map((x) => coerceOne(x, et, span)));
-  }
-  return coerceOne(v, t, span);
-}
-
-function coerceOne(v: Value, t: TypeRef, span: Span | null): Value {
-  if (typeof v !== "string") return v;
-  return span === null ? coerceWord(v, t) : at(span, () => coerceWord(v, t));
+  const coerce = () =>
+    t.name === "list" ? coerceListElements(v, t.args[0], cwd) : coerceWord(v, t, cwd);
+  return span === null ? coerce() : at(span, coerce);
 }
 
 /** Call any callable value (closure, alias command) — language §8. */
@@ -219,7 +213,7 @@ export function callUser(
         v = dv;
       }
     }
-    if (p.type !== undefined && p.type.name === "list") v = coerceTo(v, p.type, span);
+    if (p.type !== undefined && p.type.name === "list") v = coerceTo(v, p.type, span, ev.cwd());
     sc.declare(p.name, v);
   }
   if (def.rest !== undefined) sc.declare(def.rest.name, new ListV(pos.slice(np)));
@@ -292,7 +286,7 @@ async function bindRestAsync(
       if (d === null) throw fail("arg_error", `missing argument \`${p.name}\``, null, span);
       v = await d(sc);
     }
-    if (p.type !== undefined && p.type.name === "list") v = coerceTo(v, p.type, span);
+    if (p.type !== undefined && p.type.name === "list") v = coerceTo(v, p.type, span, ev.cwd());
     sc.declare(p.name, v);
   }
   if (def.rest !== undefined) sc.declare(def.rest.name, new ListV(pos.slice(params.length)));
@@ -501,11 +495,11 @@ export function callClosureFromCommand(
     if (def !== null) {
       for (let i = 0; i < bound.pos.length; i++) {
         const { t } = slotType(def, i);
-        bound.pos[i] = coerceTo(bound.pos[i], t, cmd.span);
+        bound.pos[i] = coerceTo(bound.pos[i], t, cmd.span, ev.cwd());
       }
       for (const [k, v] of bound.named) {
         const t = typeOf(k);
-        if (t !== undefined) bound.named.set(k, coerceTo(v, t, cmd.span));
+        if (t !== undefined) bound.named.set(k, coerceTo(v, t, cmd.span, ev.cwd()));
       }
     }
     return callValue(ev, f, bound.pos, bound.named, cmd.span);
