@@ -20,7 +20,7 @@ import {
   openTarget,
   type StdinPlan,
 } from "./stdio.ts";
-import { Supervisor } from "./supervisor.ts";
+import { supervise } from "./running.ts";
 import type { CaptureOptions, CaptureResult, OutputTarget } from "./types.ts";
 import { DEFAULT_CAPTURE_CAP, DEFAULT_SPILL_MAX } from "./types.ts";
 
@@ -102,20 +102,7 @@ async function capture(opts: CaptureOptions): Promise<CaptureResult> {
     cgroup?.remove();
     throw e;
   }
-  opts.onSpawn?.(child.pid); // the kernel tracks running groups (task.suspend/resume)
-  const t0 = performance.now();
-  const startedAt = Date.now();
-  let exited = false;
-  const exit = child.exit.finally(() => exited = true);
-  const sup = new Supervisor(
-    child.pid,
-    prep.graceMs,
-    cgroup,
-    opts.signal,
-    prep.timeoutMs,
-    () => !exited,
-  );
-  const feeding = stdin.mode === "piped" ? stdin.feed(child.stdin) : Promise.resolve();
+  const { t0, startedAt, exit, sup, feeding } = supervise(child, prep, cgroup, opts, stdin);
 
   const drain = (
     target: OutputTarget | undefined,

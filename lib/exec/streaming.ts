@@ -11,7 +11,7 @@ import { drainCapped, drainToFile, stoppable } from "./drain.ts";
 import { ExecError } from "./errors.ts";
 import { checkBytes, prepare } from "./prepare.ts";
 import { abandonStdin, closeQuietly, openStdin, openTarget } from "./stdio.ts";
-import { Supervisor } from "./supervisor.ts";
+import { supervise } from "./running.ts";
 import type { StreamingChild, StreamingOptions, StreamingResult } from "./types.ts";
 import { DEFAULT_CAPTURE_CAP } from "./types.ts";
 
@@ -59,20 +59,7 @@ async function start(opts: StreamingOptions): Promise<StreamingChild> {
     cgroup?.remove();
     throw e;
   }
-  opts.onSpawn?.(child.pid); // the kernel tracks running groups (task.suspend/resume)
-  const t0 = performance.now();
-  const startedAt = Date.now();
-  let exited = false;
-  const exit = child.exit.finally(() => exited = true);
-  const sup = new Supervisor(
-    child.pid,
-    prep.graceMs,
-    cgroup,
-    opts.signal,
-    prep.timeoutMs,
-    () => !exited,
-  );
-  const feeding = stdin.mode === "piped" ? stdin.feed(child.stdin) : Promise.resolve();
+  const { t0, startedAt, exit, sup, feeding } = supervise(child, prep, cgroup, opts, stdin);
 
   const stderrDone = opts.stderr === "discard"
     ? Promise.resolve({ bytes: new Uint8Array(0), total: 0, truncated: false })
