@@ -30,7 +30,7 @@ import type { Interp, MethodArgs } from "./method_types.ts";
 import { Scope } from "./scope.ts";
 import { Ctl, ExitSignal } from "./ctl.ts";
 import { defaultPorts, type Ports } from "./ports.ts";
-import { at, type CE, compileExpr, type CS, NO_NAMED } from "./expressions.ts";
+import { at, type CE, compileExpr, type CS, headCmd, NO_NAMED } from "./expressions.ts";
 import { compileBlock, compileBody } from "./statements.ts";
 import { callValue } from "./calls.ts";
 import { relativeTo } from "./dispatch.ts";
@@ -360,19 +360,7 @@ export class Evaluator implements Interp {
     if (name === "now") return this.now();
     if (name === "today") return startOfDay(this.now());
     if (this.isCommandName(name)) {
-      const cmd: CmdExpr = {
-        kind: "Cmd",
-        env: [],
-        forced: false,
-        head: name,
-        headKind: "word",
-        headSpan: span,
-        args: [],
-        redirects: [],
-        background: false,
-        span,
-      };
-      return runCmd(this, cmd, sc, [], false);
+      return runCmd(this, headCmd(name, span), sc, [], false);
     }
     if (name === "env") return new RecordV(new Map(this.envMap));
     throw fail("undefined_var", `undefined variable \`${name}\``, null, span);
@@ -383,19 +371,8 @@ export class Evaluator implements Interp {
     if (!this.isCommandName(name)) {
       throw fail("undefined_var", `undefined function \`${name}\``, null, span);
     }
-    const cmd: CmdExpr = {
-      kind: "Cmd",
-      env: [],
-      forced: false,
-      head: name,
-      headKind: "word",
-      headSpan: span,
-      args: [],
-      redirects: [],
-      background: false,
-      span,
-    };
-    return runCmd(this, cmd, sc, valuesToWords(args.pos, args.named, span), false);
+    const words = valuesToWords(args.pos, args.named, span);
+    return runCmd(this, headCmd(name, span), sc, words, false);
   }
 
   /** The current time in the system zone. */

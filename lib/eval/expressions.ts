@@ -373,8 +373,11 @@ function compileField(ev: Evaluator, e: FieldExpr): CE {
   };
 }
 
-/** A bare command head used as an expression (`sort.feed(x)`): the zero-argument command. */
-function headCmd(name: string, span: Span): CmdExpr {
+/**
+ * A bare command head used as an expression (`sort.feed(x)`, `ls.len()`, `run(x)` with no
+ * binding): the zero-argument command node.
+ */
+export function headCmd(name: string, span: Span): CmdExpr {
   return {
     kind: "Cmd",
     env: [],
