@@ -384,17 +384,13 @@ export async function measureExecThroughput(
  * directory (SQLite journal in the store's Worker + CAS); off = `journal: false`. `clients`
  * sessions run concurrently (each `exec` goes to the next one round-robin).
  */
-function kernelRunners(
-  clients: number,
-  journalSync = true,
-): (journal: boolean) => Promise<ExecRunner> {
+function kernelRunners(clients: number): (journal: boolean) => Promise<ExecRunner> {
   return async (journal) => {
     const dir = await Deno.makeTempDir({ prefix: "shoal-bench-exec-" });
     const k = await startKernel({
       socket: join(dir, "k.sock"),
       stateDir: journal ? join(dir, "state") : null,
       journal,
-      journalSync,
       cwd: dir,
       onError: () => {},
     });
@@ -446,20 +442,20 @@ async function execThroughput(): Promise<void> {
   console.log(`\n## exec throughput, journal on vs off (median of ${RUNS}, runs interleaved)`);
   console.log("  target: journaling costs <= 20 % (ratio on/off >= 0.80)");
   console.log(
-    "  sync = a result waits for its row's commit (default); behind = --journal-async (write-behind)",
+    "  a result is delivered once its exec is in the journal intake (crash-safe); rows fold in behind",
   );
   for (const source of ["1 + 2", "echo hi", "let x = [1, 2, 3]\nx.len()"]) {
-    for (const sync of [true, false]) {
+    {
       for (const [clients, inFlight] of [[1, 1], [8, 8]]) {
         const on: number[] = [];
         const off: number[] = [];
         for (let r = 0; r < RUNS; r++) {
           if (clients === 1) {
-            const m = await measureExecThroughput(kernelRunners(1, sync), 1000, source);
+            const m = await measureExecThroughput(kernelRunners(1), 1000, source);
             on.push(m.on);
             off.push(m.off);
           } else {
-            const mk = kernelRunners(clients, sync);
+            const mk = kernelRunners(clients);
             off.push(await concurrentRate(mk, false, source, 2000, inFlight));
             on.push(await concurrentRate(mk, true, source, 2000, inFlight));
           }
@@ -467,7 +463,7 @@ async function execThroughput(): Promise<void> {
         const a = median(off);
         const b = median(on);
         console.log(
-          `  ${JSON.stringify(source).padEnd(28)} ${sync ? "sync  " : "behind"} ${clients} ` +
+          `  ${JSON.stringify(source).padEnd(28)} ${clients} ` +
             `session(s), ${inFlight} in flight: off ${fmt(a).padStart(6)} exec/s, on ${
               fmt(b).padStart(6)
             } exec/s, ratio ${fmt(b / a, 3)}${b / a >= 0.8 ? "" : "  (over the 20 % target)"}`,

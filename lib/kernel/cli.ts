@@ -15,7 +15,7 @@ import { startKernel } from "./server.ts";
 
 /** Usage text. */
 export const KERNEL_USAGE =
-  "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] [--no-journal] [--journal-async]";
+  "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] [--no-journal]";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -25,8 +25,6 @@ export interface KernelArgs {
   ephemeral: boolean;
   /** `--no-journal`: keep no journal at all (benchmarks isolate its cost). */
   noJournal: boolean;
-  /** `--journal-async`: write journal rows behind exec results (issue 7; default: results wait for the commit). */
-  journalAsync: boolean;
   help: boolean;
 }
 
@@ -38,7 +36,6 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     stateDir: null,
     ephemeral: false,
     noJournal: false,
-    journalAsync: false,
     help: false,
   };
   for (let i = 0; i < args.length; i++) {
@@ -66,9 +63,6 @@ export function parseKernelArgs(args: string[]): KernelArgs {
         break;
       case "--ephemeral":
         out.ephemeral = true;
-        break;
-      case "--journal-async":
-        out.journalAsync = true;
         break;
       case "--no-journal":
         out.noJournal = true;
@@ -115,7 +109,6 @@ export async function kernelMain(args: string[]): Promise<number> {
       stateDir: a.ephemeral ? null : (a.stateDir ?? defaultStateDir()),
       ephemeral: a.ephemeral,
       ...(a.noJournal ? { journal: false } : {}),
-      journalSync: !a.journalAsync,
     });
   } catch (e) {
     if (e instanceof ListenError) {

@@ -1,24 +1,14 @@
 /**
  * Journal traffic between a session Worker and the kernel's main thread (issue 7). The worker
- * knows what ran (AST, statements, outputs, effects, undo inverses); the main thread owns the
- * journal connection (the store's own Worker) and writes the rows.
+ * knows what ran (AST, statements, outputs, effects, undo inverses) and logs each exec to the
+ * journal intake itself (`lib/store/intake.ts`) before its result is delivered; the journal
+ * thread folds the intake into SQLite in batches and the main thread publishes the `journal`
+ * channel from what was folded.
  *
  * @module
  */
 
 import type { Effect, ErrorInfo, OutputRecord, StatementInput, UndoCheck } from "../store/mod.ts";
-
-/** Worker → main: an exec was parsed (or failed to parse): write its `running` row now. */
-export interface JBeginMsg {
-  t: "jbegin";
-  task: number;
-  /** Program AST JSON, or null when the source did not parse. */
-  ast: unknown;
-  cwd: string;
-  env_hash: string;
-  /** Start, ms since the epoch. */
-  started_ms: number;
-}
 
 /** An undo inverse observed while an exec ran, ready to store (its prior bytes are in the CAS). */
 export type UndoIntent =
@@ -29,7 +19,15 @@ export type UndoIntent =
     | { kind: "move_back"; data: { from: string; to: string } }
   );
 
-/** What the worker reports about one finished exec (carried by its `done` message). */
+/** What the worker tells the main thread about an exec's journaling (on its `done`). */
+export interface JournalDone {
+  /** Problems seen on the worker side (a CAS put failed…): reported, never hidden. */
+  warnings: string[];
+  /** The exec could not be logged to the intake (it has no journal row): why. */
+  error: string | null;
+}
+
+/** What is recorded about one finished exec (its intake finish line; `settle` on main). */
 export interface ExecRecord {
   status: "ok" | "error" | "cancelled";
   ok: boolean;
@@ -63,8 +61,10 @@ export type JReplyMsg =
     error: { code: string; message: string; hint?: string };
   };
 
-/** What a session worker needs to reach the content store. */
+/** What a session worker needs to reach the content store and the journal intake. */
 export interface JournalInit {
   /** `<state>/cas` (shared by every session worker and the main thread). */
   casDir: string;
+  /** Where and under which name this worker logs its execs (`IntakeWriter`). */
+  intake: { dir: string; token: string; worker: number };
 }

@@ -4,11 +4,13 @@
  * statement rows, outputs, effects and undo records, publishes the `journal` channel, and
  * answers `blob.get` / `journal.query`.
  *
- * Hot path: `begin` does not wait (the row id is a promise); `finish` is one message to the
- * store's Worker (group commit); the exec's result is delivered once its row committed, so a
- * client that saw a result finds it in the journal even after a crash. Journal failures are
- * reported on stderr and on the session's `journal` channel (`{error}` payload), never
- * swallowed; they never fail the exec itself.
+ * Hot path: nothing here. A session worker logs each exec to the journal intake
+ * (`lib/store/intake.ts`, one `write` per line) before its result is delivered, so a client
+ * that saw a result finds it in the journal even after a crash; this side only nudges the
+ * journal thread, at most once per {@link FOLD_WINDOW_MS}, to fold the intake into SQLite in one
+ * transaction, and publishes the `journal` channel from what was folded. Journal failures are
+ * reported on stderr and on the `journal` channel (`{error}` payload), never swallowed; they
+ * never fail the exec itself.
  *
  * @module
  */
@@ -27,12 +29,12 @@ import {
 import { HARD_CAP } from "../value/elide.ts";
 import type { EventBus } from "./event_bus.ts";
 import { StoreDurableLog } from "./durable_log.ts";
-import type { ExecRecord, JBeginMsg, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import type { ExecRecord, JournalDone, JReplyMsg, JReqMsg } from "./journal_messages.ts";
 import type { Task } from "./tasks.ts";
 import { applyUndo, UndoError } from "./undo_apply.ts";
 
-/** Most write-behind rows in flight before results wait for the journal. */
-export const BACKLOG_MAX = 256;
+/** How long finished execs may gather in the intake before one fold commits them all. */
+export const FOLD_WINDOW_MS = 5;
 
 /** The principal of the kernel's own user (permissive policy: it may read every row, D-1). */
 export function localPrincipal(): string {
@@ -44,38 +46,27 @@ export function grantsJournalRead(principal: string): boolean {
   return principal === localPrincipal();
 }
 
-interface Row {
-  id: Promise<number | null>;
-  finished: boolean;
-}
-
 /** Journal state of a kernel. */
 export class KernelJournal {
   readonly store: Store;
   readonly durable: StoreDurableLog;
-  readonly #rows = new Map<Task, Row>();
   readonly #principals = new WeakMap<Task, string>();
-  /** Tasks whose row was finished (or is being finished). */
+  /** Tasks whose row was settled here (never reached a worker). */
   readonly #done = new WeakSet<Task>();
   #bus: EventBus | null = null;
   readonly #onError: (e: unknown) => void;
-  /** Deliver an exec's result only once its row committed (else write behind). */
-  readonly sync: boolean;
-  /** Write-behind rows not yet committed (bounded: see {@link finish}). */
-  #backlog = 0;
   readonly #writes = new Set<Promise<void>>();
-  #drained: Array<() => void> = [];
+  /** Session workers started (numbers their intake files), and whose each is. */
+  #workers = 0;
+  readonly #workerSession = new Map<number, string>();
+  #foldTimer: ReturnType<typeof setTimeout> | null = null;
+  #folding: Promise<void> | null = null;
+  #foldAgain = false;
 
-  private constructor(
-    store: Store,
-    durable: StoreDurableLog,
-    onError: (e: unknown) => void,
-    sync: boolean,
-  ) {
+  private constructor(store: Store, durable: StoreDurableLog, onError: (e: unknown) => void) {
     this.store = store;
     this.durable = durable;
     this.#onError = onError;
-    this.sync = sync;
   }
 
   /** Open the store (`ephemeral`: in memory + temp CAS) and seed the durable channels. */
@@ -83,13 +74,16 @@ export class KernelJournal {
     stateDir: string | null,
     ephemeral: boolean,
     onError: (e: unknown) => void,
-    sync = true,
     storeOptions: Pick<OpenStoreOptions, "maxDbBytes"> = {},
   ): Promise<KernelJournal> {
     const store = await openStore(stateDir ?? "ephemeral", { ...storeOptions, ephemeral });
     try {
       const durable = await StoreDurableLog.open(store.events, onError);
-      return new KernelJournal(store, durable, onError, sync);
+      const j = new KernelJournal(store, durable, onError);
+      if (store.openInfo.intakeToken === null) {
+        throw new Error("the store opened without an intake");
+      }
+      return j;
     } catch (e) {
       await store.close();
       throw e;
@@ -123,110 +117,87 @@ export class KernelJournal {
     this.#bus?.publish(session, "journal", { error: { code, message }, entry_id: entryId });
   }
 
-  /** The worker parsed the exec: write its `running` row (not awaited). */
-  begin(t: Task, m: JBeginMsg): void {
-    if (this.#rows.has(t)) return;
-    const id = this.store.journal.beginRequest({
-      session: t.session,
-      principal: this.#principals.get(t) ?? localPrincipal(),
-      source: t.src,
-      cwd: m.cwd,
-      ast: m.ast,
-      envHash: m.env_hash || null,
-      startedAt: m.started_ms,
-    }).catch((e) => {
-      this.#report(t.session, "writing the request row failed", e);
-      return null;
-    });
-    this.#rows.set(t, { id, finished: false });
+  /** Where the next session worker of `session` logs its execs (`IntakeWriter`). */
+  intakeFor(session: string): { dir: string; token: string; worker: number } {
+    const worker = ++this.#workers;
+    this.#workerSession.set(worker, session);
+    return { dir: this.store.intakeDir, token: this.store.openInfo.intakeToken!, worker };
   }
 
-  /**
-   * Record a finished exec; resolves when its result may be delivered (never rejects).
-   *
-   * - sync (default): once the row committed — a client that saw a result finds it finished
-   *   in the journal, even after a crash. Costs one journal commit of latency per exec.
-   * - write-behind (`--journal-async`): at once, unless more than {@link BACKLOG_MAX} rows
-   *   wait to be committed (then once the backlog is below it, so memory stays bounded and
-   *   the journal keeps up through group commit). A crash can leave an answered exec's row
-   *   `unfinished` (honest: the journal never learned how it ended).
-   */
-  finish(t: Task, rec: ExecRecord, cwd: string): Promise<void> {
-    const write = this.#write(t, rec, cwd);
-    this.#writes.add(write);
-    void write.finally(() => this.#writes.delete(write));
-    if (this.sync) return write;
-    this.#backlog++;
-    void write.finally(() => {
-      this.#backlog--;
-      if (this.#backlog < BACKLOG_MAX) { for (const f of this.#drained.splice(0)) f(); }
-    });
-    if (this.#backlog <= BACKLOG_MAX) return Promise.resolve();
-    return new Promise((r) => this.#drained.push(r));
+  /** A worker finished an exec (already in its intake): report its problems, fold soon. */
+  afterExec(session: string, done: JournalDone): void {
+    for (const w of done.warnings) this.#report(session, "exec output", w);
+    if (done.error !== null) this.#report(session, "journal", done.error);
+    this.#nudge();
   }
 
-  /**
-   * Write the outcome (statements, outputs, effects) in one transaction, then its undo records,
-   * then publish the `journal` event. Never rejects.
-   */
-  async #write(t: Task, rec: ExecRecord, cwd: string): Promise<void> {
-    let row = this.#rows.get(t);
-    if (!row) {
-      this.begin(t, {
-        t: "jbegin",
-        task: t.id,
-        ast: null,
-        cwd,
-        env_hash: "",
-        started_ms: Date.now(),
-      });
-      row = this.#rows.get(t)!;
-    }
-    row.finished = true;
-    this.#done.add(t);
-    this.#rows.delete(t);
-    for (const w of rec.warnings) this.#report(t.session, "exec output", w);
-    const id = await row.id;
-    if (id === null) return;
-    try {
-      await this.store.journal.finishRequest(id, {
-        status: rec.status,
-        ok: rec.ok,
-        durationNs: rec.durationNs,
-        exitStatus: rec.exitStatus,
-        signal: rec.signal,
-        outputs: rec.outputs,
-        error: rec.error,
-        effects: rec.effects,
-      }, rec.statements);
-    } catch (e) {
-      this.#report(t.session, `finishing journal entry ${id} failed`, e, id);
+  /** A session worker died: fold its intake; the exec it was running ends `unfinished`. */
+  abandonIntake(worker: number): void {
+    const w = this.store.journal.intakeAbandon(worker).then(
+      () => this.#nudge(),
+      (e) => this.#report("", "closing a crashed session's journal intake failed", e),
+    );
+    this.#writes.add(w);
+    void w.finally(() => this.#writes.delete(w));
+  }
+
+  /** Fold the intake within {@link FOLD_WINDOW_MS}; one fold at a time. */
+  #nudge(): void {
+    if (this.#foldTimer !== null) return;
+    if (this.#folding !== null) {
+      this.#foldAgain = true;
       return;
     }
-    for (const u of rec.undo) {
-      try {
-        await this.store.undo.recordUndo(
-          { ...u, journalId: id } as Parameters<Store["undo"]["recordUndo"]>[0],
-        );
-      } catch (e) {
-        this.#report(t.session, `recording an undo inverse of entry ${id} failed`, e, id);
+    this.#foldTimer = setTimeout(() => {
+      this.#foldTimer = null;
+      this.#fold();
+    }, FOLD_WINDOW_MS);
+  }
+
+  /** Fold now and publish: afterwards the `journal` channel shows every exec answered so far. */
+  async foldNow(): Promise<void> {
+    if (this.#foldTimer !== null) clearTimeout(this.#foldTimer);
+    this.#foldTimer = null;
+    await this.#folding;
+    await this.#fold();
+  }
+
+  #fold(): Promise<void> {
+    const run = this.store.journal.intakeTake().then((r) => {
+      for (const e of r.errors) {
+        const sessions = new Set(e.workers.map((w) => this.#workerSession.get(w) ?? ""));
+        if (sessions.size === 0) sessions.add("");
+        for (const s of sessions) {
+          this.#report(s, "folding the journal intake", new StoreError(e.code as never, e.message));
+        }
       }
-    }
-    this.#bus?.publish(t.session, "journal", {
-      entry_id: id,
-      head: headOf(t.src),
-      ok: rec.ok,
-      principal: this.#principals.get(t) ?? localPrincipal(),
-      session: t.session,
+      for (const n of r.finished) {
+        this.#bus?.publish(n.session, "journal", {
+          entry_id: n.id,
+          head: n.head,
+          ok: n.ok,
+          principal: n.principal,
+          session: n.session,
+        });
+      }
+    }, (e) => this.#report("", "folding the journal intake failed", e)).finally(() => {
+      this.#folding = null;
+      if (this.#foldAgain) {
+        this.#foldAgain = false;
+        this.#nudge();
+      }
     });
+    this.#folding = run;
+    return run;
   }
 
   /**
-   * A task ended without a worker record (cancelled while queued, worker crash, shutdown):
-   * close its row honestly (a queued task that never began gets one too).
+   * A task that never reached a session worker ended (cancelled while queued, its worker
+   * crashed, shutdown): it still gets an honest row, written here.
    */
   settle(t: Task, state: "completed" | "cancelled" | "failed", message: string, cwd: string): void {
     if (state === "completed" || this.#done.has(t)) return;
+    this.#done.add(t);
     const rec: ExecRecord = {
       status: state === "cancelled" ? "cancelled" : "error",
       ok: false,
@@ -240,7 +211,45 @@ export class KernelJournal {
       undo: [],
       warnings: [],
     };
-    void this.finish(t, rec, cwd);
+    const w = this.#writeSettled(t, rec, cwd);
+    this.#writes.add(w);
+    void w.finally(() => this.#writes.delete(w));
+  }
+
+  async #writeSettled(t: Task, rec: ExecRecord, cwd: string): Promise<void> {
+    const principal = this.#principals.get(t) ?? localPrincipal();
+    let id: number;
+    try {
+      id = await this.store.journal.beginRequest({
+        session: t.session,
+        principal,
+        source: t.src,
+        cwd,
+        ast: null,
+        envHash: null,
+        startedAt: Date.now(),
+      });
+      await this.store.journal.finishRequest(id, {
+        status: rec.status,
+        ok: rec.ok,
+        durationNs: rec.durationNs,
+        exitStatus: rec.exitStatus,
+        signal: rec.signal,
+        outputs: rec.outputs,
+        error: rec.error,
+        effects: rec.effects,
+      });
+    } catch (e) {
+      this.#report(t.session, "writing the row of a task that never ran failed", e);
+      return;
+    }
+    this.#bus?.publish(t.session, "journal", {
+      entry_id: id,
+      head: headOf(t.src),
+      ok: rec.ok,
+      principal,
+      session: t.session,
+    });
   }
 
   /** Answer a language `journal`/`undo` request from a session worker. */
@@ -281,8 +290,11 @@ export class KernelJournal {
 
   /** Flush durable events and close the store. */
   async close(): Promise<void> {
-    await Promise.allSettled([...this.#rows.values()].map((r) => r.id));
+    if (this.#foldTimer !== null) clearTimeout(this.#foldTimer);
+    this.#foldTimer = null;
+    await this.#folding;
     await Promise.allSettled([...this.#writes]);
+    await this.#fold(); // what the sessions logged last, published before the bus goes
     await this.durable.flushed();
     await this.store.close();
   }

@@ -29,8 +29,6 @@ export interface KernelOptions {
   ephemeral?: boolean;
   /** False: no journal at all (benchmarks measure its cost). Default: on when a state dir is set or ephemeral. */
   journal?: boolean;
-  /** False: write journal rows behind the results (faster; see `KernelJournal.finish`). Default true. */
-  journalSync?: boolean;
   /** Size cap of `journal.db` (writes past it fail with `journal_full` and are reported). */
   journalMaxBytes?: number;
   /** Initial cwd of new sessions (default: the process cwd). */
@@ -75,7 +73,6 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         opts.stateDir ?? null,
         opts.ephemeral === true,
         onError,
-        opts.journalSync !== false,
         opts.journalMaxBytes === undefined ? {} : { maxDbBytes: opts.journalMaxBytes },
       );
     } catch (e) {

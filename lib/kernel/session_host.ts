@@ -89,8 +89,19 @@ export class SessionHost {
       slots: this.#slots,
       cwd: this.init.cwd,
       env: this.init.env,
-      journal: this.init.journal ? { casDir: this.init.journal.casDir } : null,
+      journal: this.init.journal
+        ? { casDir: this.init.journal.casDir, intake: this.#intakeFor(this.init.journal) }
+        : null,
     });
+  }
+
+  /** The intake series of the current worker (issue 7); a crashed worker's is folded. */
+  #intakeWorker = 0;
+
+  #intakeFor(j: KernelJournal): { dir: string; token: string; worker: number } {
+    const i = j.intakeFor(this.name);
+    this.#intakeWorker = i.worker;
+    return i;
   }
 
   /** Resolves once the evaluator is up. */
@@ -129,6 +140,7 @@ export class SessionHost {
       elide: t.elide,
       tty: t.tty,
       slot: t.slot,
+      principal: this.init.journal?.principalOf(t),
     });
   }
 
@@ -197,8 +209,11 @@ export class SessionHost {
       t.slot = -1;
       t.flag = null;
     }
-    // Journal (issue 7): a task that ended without a worker record still gets an honest row.
-    this.init.journal?.settle(t, state, t.error?.message ?? state, this.facts.cwd);
+    // Journal (issue 7): a task that never reached the worker still gets an honest row (one
+    // that did is in the worker's intake; if the worker died, its row ends `unfinished`).
+    if (t.startedNs === null) {
+      this.init.journal?.settle(t, state, t.error?.message ?? state, this.facts.cwd);
+    }
     t.finish(state);
     this.bus.publish(this.name, t.channel, { state, result_ref: t.resultRef });
   }
@@ -215,9 +230,6 @@ export class SessionHost {
         else p.reject(new RpcError(m.error.code, m.error.message, m.error.data));
         return;
       }
-      case "jbegin": // the exec parsed: write its running row (issue 7)
-        if (this.#running?.id === m.task) this.init.journal?.begin(this.#running, m);
-        return;
       case "jreq": { // a language journal/undo head (issue 7)
         const j = this.init.journal;
         const t = this.#running;
@@ -274,17 +286,10 @@ export class SessionHost {
           this.#terminal(t, t.cancelRequested || m.cancelled ? "cancelled" : "failed");
         }
       };
-      // Journal (issue 7): the result is delivered once its row committed; the next task
-      // starts now, and this one's cancel slot is free at once.
-      const j = this.init.journal;
-      if (j && m.journal) {
-        if (t.slot > 0) {
-          this.#freeSlots.push(t.slot);
-          t.slot = -1;
-          t.flag = null;
-        }
-        void j.finish(t, m.journal, this.facts.cwd).finally(complete);
-      } else complete();
+      // Journal (issue 7): the worker logged the exec to the intake before answering; the
+      // journal thread folds it in behind.
+      if (m.journal) this.init.journal?.afterExec(this.name, m.journal);
+      complete();
     }
     this.#pump();
   }
@@ -308,6 +313,7 @@ export class SessionHost {
     }
     for (const p of this.#pending.values()) p.reject(new RpcError(err.code, err.message));
     this.#pending.clear();
+    this.init.journal?.abandonIntake(this.#intakeWorker);
     if (!this.#closed) this.#spawn();
   }
 

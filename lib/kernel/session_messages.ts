@@ -7,7 +7,7 @@
 
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
-import type { ExecRecord, JBeginMsg, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -31,6 +31,8 @@ export interface ExecMsg {
   tty: boolean;
   /** Index of this task's own cancel slot in the session's shared slots (≠ 0 = cancel). */
   slot: number;
+  /** Who submitted it (its journal row's principal; journaling kernels only). */
+  principal?: string;
 }
 
 /** Main → worker: the running task was cancelled (wakes awaits at once). */
@@ -85,8 +87,8 @@ export type DoneMsg =
     t: "done";
     task: number;
     facts?: SessionFacts;
-    /** What the journal records about this exec (journaling kernels only; issue 7). */
-    journal?: ExecRecord;
+    /** How journaling this exec went (journaling kernels only; issue 7). */
+    journal?: JournalDone;
   }
   & (
     | {
@@ -135,5 +137,4 @@ export type FromWorker =
   | EmitMsg
   | CwdMsg
   | ChildMsg
-  | JBeginMsg
   | JReqMsg;

@@ -36,6 +36,8 @@ import type {
   TranscriptSummary,
 } from "./session_messages.ts";
 import { evalByStatement, SessionJournal, type StmtFacts } from "./session_journal.ts";
+import type { JournalDone } from "./journal_messages.ts";
+import { IntakeWriter } from "../store/mod.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -55,6 +57,9 @@ let slots: SharedArrayBuffer;
 let idleFlag: Int32Array;
 /** The session's journal side (null: the kernel keeps no journal). (issue 7) */
 let journal: SessionJournal | null = null;
+/** Where this worker logs its execs for the journal (`lib/store/intake.ts`). */
+let intake: IntakeWriter | null = null;
+let sessionName = "";
 /** Statement-sink lines and diagnostics of the running exec (bounded). */
 let sinkText = "";
 let diagText = "";
@@ -89,7 +94,12 @@ function cancellableSleep(ms: number): Promise<void> {
 
 async function init(m: InitMsg): Promise<void> {
   // Journal (issue 7): this worker opens the shared content store itself.
-  if (m.journal) journal = await SessionJournal.open(m.journal, post);
+  sessionName = m.session;
+  if (m.journal) {
+    journal = await SessionJournal.open(m.journal, post);
+    const i = m.journal.intake;
+    intake = new IntakeWriter(i.dir, i.token, i.worker);
+  }
   slots = m.slots;
   idleFlag = new Int32Array(slots, 0, 1);
   ev = new Evaluator({
@@ -252,7 +262,7 @@ async function runExec(m: ExecMsg): Promise<void> {
     };
   }
   // Journal (issue 7): outputs (large ones into the CAS), statements, effects, undo inverses.
-  if (journal) done.journal = await journalRecord(journal, m, done);
+  if (journal) done.journal = await journalFinish(journal, m, done);
   current = null;
   ev.setCancelFlag(idleFlag);
   sinkText = "";
@@ -335,17 +345,74 @@ let exec: { t0: number; stmts: StmtFacts[]; value: Value | undefined; raised: Er
   raised: null,
 };
 
-/** Ask the main thread to write the exec's running row (not awaited there either). */
+/** The running exec's intake key (0: its begin line was not written), and why not. */
+let execKey = 0;
+let intakeError: string | null = null;
+
+/** Log the exec's running row to the intake (a crash from here on leaves it `unfinished`). */
 function jbegin(m: ExecMsg, program: unknown): void {
-  if (!journal) return;
-  post({
-    t: "jbegin",
-    task: m.task,
-    ast: program,
-    cwd: ev.cwd(),
-    env_hash: lastFacts?.env_hash ?? "",
-    started_ms: Date.now(),
-  });
+  if (!journal || !intake) return;
+  execKey = 0;
+  intakeError = null;
+  const k = intake.nextKey();
+  try {
+    intake.append({
+      t: "b",
+      k,
+      row: {
+        session: sessionName,
+        principal: m.principal ?? "",
+        source: m.src,
+        cwd: ev.cwd(),
+        ast: program,
+        envHash: lastFacts?.env_hash || null,
+        startedAt: Date.now(),
+      },
+    });
+    execKey = k;
+  } catch (e) {
+    intakeError = `logging the exec to the journal intake failed: ${(e as Error)?.message ?? e}`;
+  }
+}
+
+/**
+ * Log the finished exec (outcome, statements, undo inverses) to the intake before its result
+ * is delivered: a client that saw a result finds its row in the journal, even after a crash.
+ */
+async function journalFinish(j: SessionJournal, m: ExecMsg, done: DoneMsg): Promise<JournalDone> {
+  const rec = await journalRecord(j, m, done);
+  const warnings = rec.warnings.splice(0);
+  if (execKey === 0 || !intake) {
+    return { warnings, error: intakeError ?? "the exec was not logged to the journal intake" };
+  }
+  try {
+    intake.append({
+      t: "f",
+      k: execKey,
+      result: {
+        status: rec.status,
+        ok: rec.ok,
+        durationNs: rec.durationNs,
+        exitStatus: rec.exitStatus,
+        signal: rec.signal,
+        outputs: rec.outputs,
+        error: rec.error,
+        effects: rec.effects,
+      },
+      statements: rec.statements,
+      undo: rec.undo,
+    });
+    return { warnings, error: null };
+  } catch (e) {
+    return {
+      warnings,
+      error: `logging the exec's outcome to the journal intake failed: ${
+        (e as Error)?.message ?? e
+      }`,
+    };
+  } finally {
+    execKey = 0;
+  }
 }
 
 function journalRecord(j: SessionJournal, m: ExecMsg, done: DoneMsg) {

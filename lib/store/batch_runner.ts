@@ -92,6 +92,9 @@ export class BatchRunner {
   #flush(): void {
     this.#scheduled = false;
     const batch = this.#queue.splice(0, this.#maxBatch);
+    // Every read and write sees the execs a session worker logged before it was asked
+    // (read-your-writes across the intake): fold the intake first, in its own transaction.
+    if (batch.length > 0) this.#db.intake?.catchUp();
     if (batch.length > 0) {
       const t0 = performance.now();
       const outcomes = this.#run(batch);

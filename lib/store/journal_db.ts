@@ -19,6 +19,7 @@ import { Conn } from "./sqlite_conn.ts";
 import { fromSqlite } from "./sqlite_errors.ts";
 import * as undo from "./undo_rows.ts";
 import { sweepStaleLocks, writerAlive, WriterLock } from "./writer_lock.ts";
+import { IntakeFolder } from "./intake_apply.ts";
 
 /** Options of {@link JournalDb.open}. */
 export interface JournalDbOptions {
@@ -30,6 +31,11 @@ export interface JournalDbOptions {
   busyTimeoutMs?: number;
   /** Size cap of the database file; writes past it fail with `journal_full`. */
   maxDbBytes?: number;
+  /**
+   * The journal intake directory (`<state>/intake`, see `intake.ts`); null/absent: none. At
+   * open, intake files of dead writers are folded in (their unfinished execs marked so).
+   */
+  intakeDir?: string | null;
 }
 
 /** What opening found. */
@@ -42,6 +48,8 @@ export interface OpenInfo {
   unfinished: number;
   /** This connection's writer token. */
   writer: string | null;
+  /** The token this connection's intake files carry (null: no intake). */
+  intakeToken: string | null;
 }
 
 /** A synchronous journal connection. */
@@ -50,6 +58,8 @@ export class JournalDb {
   readonly conn: Conn;
   /** What opening found. */
   readonly info: OpenInfo;
+  /** The intake folder (null: this journal has no intake). */
+  readonly intake: IntakeFolder | null;
   readonly #lock: WriterLock | null;
   readonly #writersDir: string | null;
   #closed = false;
@@ -59,11 +69,13 @@ export class JournalDb {
     lock: WriterLock | null,
     writersDir: string | null,
     info: OpenInfo,
+    intake: IntakeFolder | null,
   ) {
     this.conn = conn;
     this.#lock = lock;
     this.#writersDir = writersDir;
     this.info = info;
+    this.intake = intake;
   }
 
   /** Open (creating and migrating) a journal. */
@@ -105,6 +117,16 @@ export class JournalDb {
       if (opts.writersDir !== null) lock = WriterLock.acquire(opts.writersDir);
       const writer = lock?.token ?? null;
       const dir = opts.writersDir;
+      let intake: IntakeFolder | null = null;
+      if (opts.intakeDir) {
+        const token = writer ?? `e${Deno.pid}-${crypto.randomUUID()}`;
+        intake = new IntakeFolder(conn, opts.intakeDir, token, writer);
+        // A crashed kernel's intake: fold what it wrote, its unfinished execs become unfinished.
+        const isDead = (t: string) => dir === null ? false : !writerAlive(dir, t);
+        while (intake.catchUp(isDead) > 0) { /* bounded batches until none is left */ }
+        intake.sweepMarks();
+      }
+      // After the fold: a dead writer's exec whose finish is in its intake must not be swept.
       const unfinished = dir === null
         ? 0
         : journal.sweepUnfinished(conn, writer, (w) => writerAlive(dir, w));
@@ -114,7 +136,8 @@ export class JournalDb {
         migrated,
         unfinished,
         writer,
-      });
+        intakeToken: intake?.token ?? null,
+      }, intake);
     } catch (e) {
       lock?.release();
       try {
@@ -150,6 +173,8 @@ export class JournalDb {
   close(): void {
     if (this.#closed) return;
     this.#closed = true;
+    // Every session worker of this process is gone: fold their intake and end it.
+    this.intake?.abandon();
     try {
       this.conn.db.exec("PRAGMA optimize");
     } catch {
@@ -206,6 +231,13 @@ export const JOURNAL_OPS = {
   referencedAmong: (j: JournalDb, hashes: string[], now: number) =>
     referencedAmong(j.conn, hashes, now),
   integrityCheck: (j: JournalDb) => j.integrityCheck(),
+  /** Fold new intake lines; what was finished (and any problems) since the last call. */
+  intakeTake: (j: JournalDb) => {
+    j.intake?.catchUp();
+    return j.intake?.take() ?? { finished: [], errors: [] };
+  },
+  /** A session worker died: fold its intake and mark its unfinished exec unfinished. */
+  intakeAbandon: (j: JournalDb, worker: number) => j.intake?.abandon(worker),
   schemaVersion: (_j: JournalDb) => SCHEMA_VERSION,
 };
 

@@ -62,3 +62,6 @@ export {
   QUERY_LIMIT_MAX,
 } from "./limits.ts";
 export type * from "./types.ts";
+export { IntakeWriter, parseIntakeName } from "./intake.ts";
+export type { IntakeBegin, IntakeFinish, IntakeUndo } from "./intake.ts";
+export type { IntakeNotice, IntakeProblem, IntakeReport } from "./intake_apply.ts";

@@ -131,6 +131,20 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE json_valid(j.effects) AND json_type(e.value, '$.kind') = 'text';
     `,
   },
+  {
+    // The journal intake (intake.ts): how far each intake file has been folded into the
+    // journal, and the row ids of its begun-but-unfinished execs, written in the same
+    // transaction as the folded rows so every line is applied exactly once.
+    version: 3,
+    name: "journal intake marks",
+    sql: `
+      CREATE TABLE intake_mark (
+        file    TEXT PRIMARY KEY,
+        offset  INTEGER NOT NULL,
+        pending TEXT NOT NULL DEFAULT '{}'  -- JSON {exec key: journal id}
+      ) STRICT, WITHOUT ROWID;
+    `,
+  },
 ];
 
 /** The version this code writes. */

@@ -19,6 +19,7 @@ import { invalid, ioError, StoreError } from "./errors.ts";
 import type { FinishResult } from "./journal_rows.ts";
 import { JournalClient, type JournalMode } from "./journal_client.ts";
 import type { OpenInfo } from "./journal_db.ts";
+import type { IntakeReport } from "./intake_apply.ts";
 import { runGc } from "./gc.ts";
 import type { PinFilter, PinInput } from "./pin_rows.ts";
 import type { ChannelState, LatestOptions, ReadOptions } from "./event_rows.ts";
@@ -132,6 +133,19 @@ export class JournalApi {
   /** `PRAGMA integrity_check` of the journal ("ok" when healthy). */
   integrityCheck(): Promise<string> {
     return this.#j.call("integrityCheck");
+  }
+
+  /**
+   * Fold the intake (`intake.ts`) now; returns the requests finished by every fold since the
+   * last call, and the problems met.
+   */
+  intakeTake(): Promise<IntakeReport> {
+    return this.#j.call("intakeTake");
+  }
+
+  /** Session worker `worker` of this process died: fold its intake, end its unfinished exec. */
+  async intakeAbandon(worker: number): Promise<void> {
+    await this.#j.call("intakeAbandon", worker);
   }
 }
 
@@ -280,6 +294,8 @@ export class Store {
   readonly cas: ContentStore;
   /** Journal rows. */
   readonly journal: JournalApi;
+  /** `<state>/intake`: where session workers log exec records (`intake.ts`). */
+  readonly intakeDir: string;
   /** Durable events. */
   readonly events: EventLog;
   /** Pins. */
@@ -300,6 +316,7 @@ export class Store {
     this.#client = client;
     this.openInfo = client.info;
     this.journal = new JournalApi(client, cas);
+    this.intakeDir = join(stateDir, "intake");
     this.events = new EventLog(client);
     this.pins = new Pins(client, cas);
     this.undo = new UndoLog(client, cas);
@@ -362,6 +379,7 @@ export async function openStore(stateDir: string, opts: OpenStoreOptions = {}): 
       writersDir: ephemeral ? null : join(dir, "writers"),
       busyTimeoutMs: opts.busyTimeoutMs,
       maxDbBytes: opts.maxDbBytes,
+      intakeDir: join(dir, "intake"),
     });
     return new Store(dir, ephemeral, cas, client);
   } catch (e) {

@@ -36,7 +36,7 @@ Deno.test("a v1 journal is migrated forward on open and its rows gain indexed ef
 
     const store = await openStore(dir);
     try {
-      assert.deepEqual(store.openInfo.migrated, [2]);
+      assert.deepEqual(store.openInfo.migrated, [2, 3]);
       assert.equal(store.openInfo.schemaVersion, SCHEMA_VERSION);
       const ids = async (effects: string[]) =>
         (await store.journal.query({ effects })).map((e) => e.id);
@@ -52,7 +52,7 @@ Deno.test("a v1 journal is migrated forward on open and its rows gain indexed ef
       check.prepare("SELECT version FROM schema_migration ORDER BY version").all().map((r) =>
         r.version
       ),
-      [1, 2],
+      [1, 2, 3],
     );
     assert.equal(schemaVersion(check), SCHEMA_VERSION);
     check.close();

@@ -1,0 +1,441 @@
+/**
+ * Folding the journal intake (`intake.ts`) into SQLite, on the journal's own thread. One
+ * catch-up reads every new complete line of this writer's intake files, applies them in one
+ * transaction (each line in its own savepoint, so a bad line costs only itself) and records in
+ * the same transaction how far each file was folded (`intake_mark`), so a line is applied
+ * exactly once even across crashes. Files of dead writers (a kernel that crashed) are folded
+ * at open; their begun-but-unfinished execs become `unfinished` rows.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { headOf } from "./validate.ts";
+import * as journal from "./journal_rows.ts";
+import * as undo from "./undo_rows.ts";
+import type { Conn } from "./sqlite_conn.ts";
+import { fromSqlite } from "./sqlite_errors.ts";
+import { type IntakeLine, parseIntakeName } from "./intake.ts";
+import type { UndoInput } from "./types.ts";
+
+/** A request row the fold finished (the kernel publishes it on the `journal` channel). */
+export interface IntakeNotice {
+  id: number;
+  session: string;
+  principal: string;
+  head: string;
+  ok: boolean;
+}
+
+/** A problem met while folding (a corrupt line, a row the journal could not take). */
+export interface IntakeProblem {
+  /** A store error code (`journal_full`, `journal_write_failed`, …). */
+  code: string;
+  message: string;
+  /** This process's session workers whose execs it concerns (empty: none known). */
+  workers: number[];
+}
+
+/** What catch-ups found since the last `take()`. */
+export interface IntakeReport {
+  finished: IntakeNotice[];
+  /** Reported, never hidden. */
+  errors: IntakeProblem[];
+}
+
+/** Lines folded per catch-up at most (bounds one transaction; the rest waits for the next). */
+const MAX_LINES = 4096;
+/** Bytes read per file per catch-up at most. */
+const MAX_READ = 4 * 1024 * 1024;
+/** Reports kept for `take()` (a kernel that never asks cannot grow memory). */
+const MAX_REPORTED = 10_000;
+
+interface FileState {
+  offset: number;
+  /** exec key → row id of begun, not yet finished execs. */
+  pending: Record<string, number>;
+  ended: boolean;
+}
+
+const dec = new TextDecoder();
+
+/** The journal thread's side of the intake of one writer token. */
+export class IntakeFolder {
+  readonly dir: string;
+  readonly token: string;
+  readonly #c: Conn;
+  readonly #writer: string | null;
+  readonly #files = new Map<string, FileState>();
+  #report: IntakeReport = { finished: [], errors: [] };
+
+  constructor(c: Conn, dir: string, token: string, writer: string | null) {
+    this.#c = c;
+    this.dir = dir;
+    this.token = token;
+    this.#writer = writer;
+  }
+
+  /** Reports gathered since the last call. */
+  take(): IntakeReport {
+    const r = this.#report;
+    this.#report = { finished: [], errors: [] };
+    return r;
+  }
+
+  #error(message: string, code = "journal_write_failed", files: string[] = []): void {
+    if (this.#report.errors.length >= MAX_REPORTED) return;
+    const workers = new Set<number>();
+    for (const f of files) {
+      const p = parseIntakeName(f);
+      if (p && p.token === this.token) workers.add(p.worker);
+    }
+    this.#report.errors.push({ code, message, workers: [...workers] });
+  }
+
+  #state(name: string): FileState {
+    let s = this.#files.get(name);
+    if (!s) {
+      const row = this.#c.stmt("SELECT offset, pending FROM intake_mark WHERE file = ?").get(
+        name,
+      ) as { offset: number; pending: string } | undefined;
+      s = {
+        offset: row?.offset ?? 0,
+        pending: row ? JSON.parse(row.pending) : {},
+        ended: false,
+      };
+      this.#files.set(name, s);
+    }
+    return s;
+  }
+
+  /** Intake files sorted by token, worker, segment: this token's, or (`dead`) dead writers'. */
+  #list(dead?: (token: string) => boolean): string[] {
+    let names: string[];
+    try {
+      names = [...Deno.readDirSync(this.dir)].filter((e) => e.isFile).map((e) => e.name);
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return [];
+      throw e;
+    }
+    const parsed = names.map((n) => ({ n, p: parseIntakeName(n) }))
+      .filter((x) =>
+        x.p !== null &&
+        (dead ? x.p.token !== this.token && dead(x.p.token) : x.p.token === this.token)
+      );
+    parsed.sort((a, b) =>
+      a.p!.token < b.p!.token ? -1 : a.p!.token > b.p!.token ? 1 : a.p!.worker - b.p!.worker ||
+        a.p!.segment - b.p!.segment
+    );
+    return parsed.map((x) => x.n);
+  }
+
+  /** Complete new lines of one file (bounded), advancing nothing yet. */
+  #read(name: string, s: FileState): { lines: string[]; end: number; partial: boolean } {
+    let f: Deno.FsFile;
+    try {
+      f = Deno.openSync(join(this.dir, name), { read: true });
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return { lines: [], end: s.offset, partial: false };
+      throw e;
+    }
+    try {
+      const size = f.statSync().size;
+      if (size <= s.offset) return { lines: [], end: s.offset, partial: false };
+      const want = Math.min(size - s.offset, MAX_READ);
+      const buf = new Uint8Array(want);
+      f.seekSync(s.offset, Deno.SeekMode.Start);
+      let got = 0;
+      while (got < want) {
+        const n = f.readSync(buf.subarray(got));
+        if (n === null || n === 0) break;
+        got += n;
+      }
+      const partial = s.offset + got < size;
+      const last = buf.subarray(0, got).lastIndexOf(10);
+      if (last < 0) return { lines: [], end: s.offset, partial };
+      const text = dec.decode(buf.subarray(0, last));
+      return { lines: text.split("\n"), end: s.offset + last + 1, partial };
+    } finally {
+      f.close();
+    }
+  }
+
+  /**
+   * Fold new lines of this writer's files, or, given `isDead`, the files of other writers it
+   * declares dead (at open). Returns how many lines were folded.
+   */
+  catchUp(isDead?: (token: string) => boolean): number {
+    const dead = isDead !== undefined;
+    const names = this.#list(isDead);
+    if (names.length === 0) return 0;
+    const reads: Array<
+      { name: string; s: FileState; lines: string[]; end: number; partial: boolean }
+    > = [];
+    let total = 0;
+    for (const name of names) {
+      if (total >= MAX_LINES) break;
+      const s = this.#state(name);
+      const r = this.#read(name, s);
+      if (r.lines.length > MAX_LINES - total) {
+        // Keep the transaction bounded: fold only a prefix, the rest next time.
+        const keep = r.lines.slice(0, MAX_LINES - total);
+        const bytes = keep.reduce((a, l) => a + new TextEncoder().encode(l).length + 1, 0);
+        reads.push({ name, s, lines: keep, end: s.offset + bytes, partial: true });
+        total = MAX_LINES;
+        break;
+      }
+      if (r.lines.length > 0 || dead) reads.push({ name, s, ...r });
+      total += r.lines.length;
+    }
+    if (reads.length === 0) return 0;
+    const finished: IntakeNotice[] = [];
+    const done: string[] = [];
+    try {
+      this.#inTx(() => {
+        for (const r of reads) {
+          const st = this.#foldLines(r.name, r.s, r.lines, finished);
+          if (this.#closeOut(r.name, st, dead && !r.partial, r.end)) done.push(r.name);
+        }
+      });
+    } catch (e) {
+      // Nothing advanced. Fold line by line instead, so one line the journal cannot take
+      // (a full database) is reported and passed over rather than blocking every later one.
+      for (const r of reads) this.#files.delete(r.name);
+      const err = fromSqlite(e, "folding the journal intake");
+      this.#error(err.message, err.code, reads.map((r) => r.name));
+      return this.#foldOneByOne(reads, finished, done, dead);
+    }
+    this.#finishFold(finished, done, dead);
+    return total;
+  }
+
+  /** Run `fn` in one write transaction (rolled back when it throws). */
+  #inTx(fn: () => void): void {
+    const db = this.#c.db;
+    db.exec("BEGIN IMMEDIATE");
+    try {
+      fn();
+      db.exec("COMMIT");
+    } catch (e) {
+      if (db.isTransaction) {
+        try {
+          db.exec("ROLLBACK");
+        } catch { /* gone */ }
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Apply lines inside the caller's transaction. A line that fails alone (its savepoint rolled
+   * back) is reported and skipped; one that took the whole transaction down rethrows.
+   */
+  #foldLines(name: string, s: FileState, lines: string[], out: IntakeNotice[]): FileState {
+    const st: FileState = { offset: s.offset, pending: { ...s.pending }, ended: s.ended };
+    for (const text of lines) {
+      if (text === "") continue;
+      let line: IntakeLine;
+      try {
+        line = JSON.parse(text);
+      } catch {
+        this.#error(`journal intake ${name}: a corrupt line after byte ${s.offset} was skipped`);
+        continue;
+      }
+      try {
+        this.#apply(line, st.pending, out);
+        if (line.t === "e") st.ended = true;
+      } catch (e) {
+        if (!this.#c.db.isTransaction) throw e;
+        const err = fromSqlite(e, "intake");
+        this.#error(`journal intake ${name}: ${err.message}`, err.code, [name]);
+      }
+    }
+    return st;
+  }
+
+  /** Write the file's mark (and end a finished file's pending execs); true when it is over. */
+  #closeOut(name: string, st: FileState, dead: boolean, end: number): boolean {
+    // A dead writer's unfinished execs can never finish: say so in their rows.
+    const over = dead || st.ended;
+    if (over) {
+      for (const id of Object.values(st.pending)) {
+        this.#c.stmt(
+          "UPDATE journal SET status = 'unfinished' WHERE id = ? AND status = 'running'",
+        ).run(id);
+      }
+      st.pending = {};
+    }
+    this.#c.stmt(
+      `INSERT INTO intake_mark (file, offset, pending) VALUES (?, ?, ?)
+       ON CONFLICT(file) DO UPDATE SET offset = excluded.offset, pending = excluded.pending`,
+    ).run(name, end, JSON.stringify(st.pending));
+    st.offset = end;
+    this.#files.set(name, st);
+    return over;
+  }
+
+  /** The slow path: every line in its own transaction; a line that fails is passed over. */
+  #foldOneByOne(
+    reads: Array<{ name: string; lines: string[]; end: number; partial: boolean }>,
+    finished: IntakeNotice[],
+    done: string[],
+    dead: boolean,
+  ): number {
+    let folded = 0;
+    for (const r of reads) {
+      let s = this.#state(r.name);
+      const enc = new TextEncoder();
+      for (let i = 0; i < r.lines.length; i++) {
+        const end = s.offset + enc.encode(r.lines[i]).length + 1;
+        const last = i === r.lines.length - 1;
+        const got: IntakeNotice[] = [];
+        try {
+          this.#inTx(() => {
+            const st = this.#foldLines(r.name, s, [r.lines[i]], got);
+            this.#closeOut(r.name, st, last && dead && !r.partial, end);
+          });
+        } catch (e) {
+          const err = fromSqlite(e, "intake");
+          this.#error(
+            `journal intake ${r.name}: a line the journal could not take was dropped: ${err.message}`,
+            err.code,
+            [r.name],
+          );
+          try {
+            this.#inTx(() => this.#closeOut(r.name, { ...s }, last && dead && !r.partial, end));
+          } catch {
+            this.#files.delete(r.name);
+            return folded; // not even the mark fits: try again on the next catch-up
+          }
+        }
+        finished.push(...got);
+        s = this.#files.get(r.name)!;
+        folded++;
+      }
+      if (s.ended || (dead && !r.partial)) done.push(r.name);
+    }
+    this.#finishFold(finished, done, dead);
+    return folded;
+  }
+
+  /** After a commit: report what finished, remove files that are over. */
+  #finishFold(
+    finished: IntakeNotice[],
+    done: string[],
+    dead: boolean,
+  ): void {
+    for (const n of finished) {
+      if (this.#report.finished.length < MAX_REPORTED) this.#report.finished.push(n);
+    }
+    // A folded, ended file goes; its mark row is dropped once the file is gone (never before:
+    // a crash between the two must not refold the file from byte 0).
+    for (const name of done) {
+      const s = this.#files.get(name)!;
+      try {
+        const size = Deno.statSync(join(this.dir, name)).size;
+        if (size > s.offset) {
+          // More bytes than complete lines: a live file grows on; a dead writer's is torn.
+          if (!dead) continue;
+          this.#error(
+            `journal intake ${name}: a torn last line (${size - s.offset} bytes) of a writer ` +
+              `that died mid-write was dropped`,
+          );
+        }
+        Deno.removeSync(join(this.dir, name));
+      } catch (e) {
+        if (!(e instanceof Deno.errors.NotFound)) {
+          this.#error(`removing the folded intake ${name}: ${(e as Error).message}`);
+          continue;
+        }
+      }
+      this.#files.delete(name);
+      this.#forget(name);
+    }
+  }
+
+  #forget(name: string): void {
+    try {
+      this.#c.tx(
+        "intake mark",
+        () => this.#c.stmt("DELETE FROM intake_mark WHERE file = ?").run(name),
+      );
+    } catch (e) {
+      this.#error(`dropping the intake mark of ${name}: ${(e as Error).message}`);
+    }
+  }
+
+  /** Drop marks whose files are gone (a crash between removing a file and its mark). */
+  sweepMarks(): void {
+    const rows = this.#c.stmt("SELECT file FROM intake_mark").all() as Array<{ file: string }>;
+    for (const { file } of rows) {
+      try {
+        Deno.statSync(join(this.dir, file));
+      } catch (e) {
+        if (e instanceof Deno.errors.NotFound) this.#forget(file);
+      }
+    }
+  }
+
+  /**
+   * Fold everything a dead session worker (`worker` of this token; all of them when omitted, at
+   * close) wrote and end its files: an exec it began but never finished becomes `unfinished`.
+   */
+  abandon(worker?: number): void {
+    while (this.catchUp() >= MAX_LINES) { /* bounded batches until none is left */ }
+    for (const name of this.#list()) {
+      const p = parseIntakeName(name)!;
+      if (worker !== undefined && p.worker !== worker) continue;
+      const s = this.#state(name);
+      const ids = Object.values(s.pending);
+      try {
+        this.#c.tx("intake abandon", () => {
+          for (const id of ids) {
+            this.#c.stmt(
+              "UPDATE journal SET status = 'unfinished' WHERE id = ? AND status = 'running'",
+            ).run(id);
+          }
+          s.pending = {};
+          this.#c.stmt("UPDATE intake_mark SET pending = '{}' WHERE file = ?").run(name);
+        });
+        Deno.removeSync(join(this.dir, name));
+        this.#files.delete(name);
+        this.#forget(name);
+      } catch (e) {
+        this.#error(`closing the intake of a dead session worker: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  #apply(line: IntakeLine, pending: Record<string, number>, out: IntakeNotice[]): void {
+    if (line.t === "e") return;
+    if (line.t === "b") {
+      pending[String(line.k)] = journal.beginRequest(this.#c, this.#writer, line.row);
+      return;
+    }
+    if (line.t !== "f") {
+      throw new Error(`unknown intake line type ${JSON.stringify((line as { t: unknown }).t)}`);
+    }
+    const id = pending[String(line.k)];
+    if (id === undefined) throw new Error(`finish of exec ${line.k} without its begin; skipped`);
+    delete pending[String(line.k)];
+    journal.finishRequest(this.#c, id, line.result, line.statements);
+    for (const u of line.undo) {
+      try {
+        undo.recordUndo(this.#c, { ...u, journalId: id } as UndoInput);
+      } catch (e) {
+        this.#error(
+          `recording an undo inverse of entry ${id} failed: ${(e as Error).message}`,
+        );
+      }
+    }
+    const row = this.#c.stmt("SELECT session, principal, source FROM journal WHERE id = ?")
+      .get(id) as { session: string; principal: string; source: string };
+    out.push({
+      id,
+      session: row.session,
+      principal: row.principal,
+      head: headOf(row.source),
+      ok: line.result.ok ?? line.result.status === "ok",
+    });
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * The journal intake (lib/store/intake.ts, intake_apply.ts): lines a session worker appends
+ * are folded into SQLite exactly once, torn and corrupt lines never become wrong rows, a dead
+ * writer's intake is folded at open with its unfinished exec marked so, and folded segments go.
+ */
+
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type IntakeFinish, IntakeWriter, openStore, type Store } from "../../lib/store/mod.ts";
+import { withTempDir } from "./_helpers.ts";
+
+const begin = (k: number, source: string) => ({
+  t: "b" as const,
+  k,
+  row: { session: "s", principal: "human", source, cwd: "/w", ast: null, startedAt: 1000 },
+});
+
+const finish = (k: number, ok = true): IntakeFinish => ({
+  t: "f",
+  k,
+  result: { status: ok ? "ok" : "error", ok, durationNs: 5 },
+  statements: [{ source: "x", status: "ok", ok: true, durationNs: 4 }],
+  undo: [],
+});
+
+async function rows(store: Store) {
+  return (await store.journal.query({ kind: "request" })).map((r) => [r.source, r.status]);
+}
+
+Deno.test("intake lines fold into rows with their statements; reads see them at once", async () => {
+  await withTempDir(async (dir) => {
+    const store = await openStore(dir, { journalMode: "inline" });
+    try {
+      const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+      w.append(begin(1, "a 1"));
+      w.append(finish(1));
+      w.append(begin(2, "b 2"));
+      // No explicit fold: a read folds first (read-your-writes across the intake).
+      assert.deepEqual(await rows(store), [["b 2", "running"], ["a 1", "ok"]]);
+      w.append(finish(2, false));
+      const r = await store.journal.intakeTake();
+      assert.deepEqual(r.errors, []);
+      assert.deepEqual(r.finished.map((n) => [n.head, n.ok, n.session]), [
+        ["a", true, "s"],
+        ["b", false, "s"],
+      ]);
+      assert.deepEqual(await rows(store), [["b 2", "error"], ["a 1", "ok"]]);
+      const full = await store.journal.get(r.finished[0].id);
+      assert.equal(full?.statements.length, 1);
+      // Folding again applies nothing twice.
+      assert.deepEqual((await store.journal.intakeTake()).finished, []);
+      assert.equal((await store.journal.query({ kind: "request" })).length, 2);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+Deno.test("a torn line waits for its end; a corrupt line is reported and passed over", async () => {
+  await withTempDir(async (dir) => {
+    const store = await openStore(dir, { journalMode: "inline" });
+    try {
+      const token = store.openInfo.intakeToken!;
+      await Deno.mkdir(store.intakeDir, { recursive: true });
+      const path = join(store.intakeDir, `${token}.7.0.log`);
+      const line = JSON.stringify(begin(1, "torn 1")) + "\n";
+      await Deno.writeTextFile(path, line.slice(0, 10));
+      assert.deepEqual(await rows(store), [], "half a line is not a row");
+      await Deno.writeTextFile(path, line.slice(10), { append: true });
+      await Deno.writeTextFile(path, "{not json\n", { append: true });
+      await Deno.writeTextFile(path, JSON.stringify(finish(1)) + "\n", { append: true });
+      const r = await store.journal.intakeTake();
+      assert.equal(r.errors.length, 1);
+      assert.match(r.errors[0].message, /corrupt line/);
+      assert.deepEqual(r.errors[0].workers, [], "a parse problem names no failed write");
+      assert.deepEqual(await rows(store), [["torn 1", "ok"]]);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+Deno.test("a dead writer's intake is folded at open: finished rows ok, the rest unfinished", async () => {
+  await withTempDir(async (dir) => {
+    const intake = join(dir, "intake");
+    // A token of the lock format whose lock file does not exist: that process is gone.
+    const dead = `w999999-${crypto.randomUUID()}`;
+    const w = new IntakeWriter(intake, dead, 3);
+    w.append(begin(1, "done 1"));
+    w.append(finish(1));
+    w.append(begin(2, "cut 2"));
+    // …and a torn last line from the moment it died.
+    await Deno.writeTextFile(join(intake, `${dead}.3.0.log`), '{"t":"f","k":2,"res', {
+      append: true,
+    });
+    const store = await openStore(dir, { journalMode: "inline" });
+    try {
+      assert.deepEqual(await rows(store), [["cut 2", "unfinished"], ["done 1", "ok"]]);
+      assert.deepEqual([...Deno.readDirSync(intake)].map((e) => e.name), [], "folded files go");
+      assert.equal(await store.journal.integrityCheck(), "ok");
+    } finally {
+      await store.close();
+    }
+    // Reopening folds nothing again.
+    const again = await openStore(dir, { journalMode: "inline" });
+    try {
+      assert.equal((await again.journal.query({ kind: "request" })).length, 2);
+    } finally {
+      await again.close();
+    }
+  });
+});
+
+Deno.test("a live writer's intake is not touched by another process's open", async () => {
+  await withTempDir(async (dir) => {
+    const a = await openStore(dir, { journalMode: "inline" });
+    try {
+      const w = new IntakeWriter(a.intakeDir, a.openInfo.intakeToken!, 1);
+      w.append(begin(1, "mine 1"));
+      const b = await openStore(dir, { journalMode: "inline" });
+      try {
+        assert.deepEqual(await rows(b), [], "b neither folds nor ends a's running exec");
+      } finally {
+        await b.close();
+      }
+      w.append(finish(1));
+      assert.deepEqual(await rows(a), [["mine 1", "ok"]]);
+    } finally {
+      await a.close();
+    }
+  });
+});
+
+Deno.test("ended segments and abandoned workers: files go, an open exec ends unfinished", async () => {
+  await withTempDir(async (dir) => {
+    const store = await openStore(dir, { journalMode: "inline" });
+    try {
+      const token = store.openInfo.intakeToken!;
+      const w = new IntakeWriter(store.intakeDir, token, 1);
+      w.append(begin(1, "one 1"));
+      w.append(finish(1));
+      w.close(); // ends the segment
+      const crashed = new IntakeWriter(store.intakeDir, token, 2);
+      crashed.append(begin(1, "two 2"));
+      await store.journal.intakeAbandon(2);
+      assert.deepEqual(await rows(store), [["two 2", "unfinished"], ["one 1", "ok"]]);
+      assert.deepEqual([...Deno.readDirSync(store.intakeDir)].map((e) => e.name), []);
+    } finally {
+      await store.close();
+    }
+  });
+});
