@@ -11,7 +11,7 @@
 
 import { setImmediate } from "node:timers";
 import { StoreError } from "./errors.ts";
-import { dispatch, type JournalDb, READ_ONLY_OPS } from "./journal_db.ts";
+import { dispatch, type JournalDb, OUTSIDE_BATCH_OPS, READ_ONLY_OPS } from "./journal_db.ts";
 import type { JournalOp } from "./journal_db.ts";
 import { fromSqlite } from "./sqlite_errors.ts";
 
@@ -91,10 +91,22 @@ export class BatchRunner {
 
   #flush(): void {
     this.#scheduled = false;
-    const batch = this.#queue.splice(0, this.#maxBatch);
+    let batch = this.#queue.splice(0, this.#maxBatch);
     // Every read and write sees the execs a session worker logged before it was asked
     // (read-your-writes across the intake): fold the intake first, in its own transaction.
     if (batch.length > 0) this.#db.intake?.catchUp();
+    // Intake maintenance commits on its own: never inside the batch's transaction.
+    if (batch.some((p) => OUTSIDE_BATCH_OPS.has(p.op as JournalOp))) {
+      for (const p of batch) {
+        if (!OUTSIDE_BATCH_OPS.has(p.op as JournalOp)) continue;
+        try {
+          p.resolve(dispatch(this.#db, p.op, p.args));
+        } catch (e) {
+          p.reject(e instanceof StoreError ? e : fromSqlite(e, p.op));
+        }
+      }
+      batch = batch.filter((p) => !OUTSIDE_BATCH_OPS.has(p.op as JournalOp));
+    }
     if (batch.length > 0) {
       const t0 = performance.now();
       const outcomes = this.#run(batch);

@@ -59,6 +59,9 @@ interface FileState {
 
 const dec = new TextDecoder();
 
+/** A fold could not start its transaction (busy, or misuse): nothing was applied or lost. */
+class BeginFailed extends Error {}
+
 /** The journal thread's side of the intake of one writer token. */
 export class IntakeFolder {
   readonly dir: string;
@@ -198,9 +201,14 @@ export class IntakeFolder {
         }
       });
     } catch (e) {
-      // Nothing advanced. Fold line by line instead, so one line the journal cannot take
-      // (a full database) is reported and passed over rather than blocking every later one.
+      // Nothing advanced. Could not even begin (busy): the same lines are folded next time.
       for (const r of reads) this.#files.delete(r.name);
+      if (e instanceof BeginFailed) {
+        this.#error(`folding the journal intake: ${e.message}`);
+        return 0;
+      }
+      // Fold line by line instead, so one line the journal cannot take (a full database)
+      // is reported and passed over rather than blocking every later one.
       const err = fromSqlite(e, "folding the journal intake");
       this.#error(err.message, err.code, reads.map((r) => r.name));
       return this.#foldOneByOne(reads, finished, done, dead);
@@ -209,10 +217,20 @@ export class IntakeFolder {
     return total;
   }
 
-  /** Run `fn` in one write transaction (rolled back when it throws). */
+  /**
+   * Run `fn` in its own write transaction (rolled back when it throws). Never nested in a
+   * caller's transaction: the fold's bookkeeping trusts that its COMMIT is final.
+   */
   #inTx(fn: () => void): void {
     const db = this.#c.db;
-    db.exec("BEGIN IMMEDIATE");
+    if (db.isTransaction) {
+      throw new BeginFailed("the intake is folded outside other transactions (internal error)");
+    }
+    try {
+      db.exec("BEGIN IMMEDIATE");
+    } catch (e) {
+      throw new BeginFailed(fromSqlite(e, "starting an intake fold").message);
+    }
     try {
       fn();
       db.exec("COMMIT");
@@ -295,6 +313,11 @@ export class IntakeFolder {
             this.#closeOut(r.name, st, last && dead && !r.partial, end);
           });
         } catch (e) {
+          if (e instanceof BeginFailed) {
+            this.#files.delete(r.name);
+            this.#finishFold(finished, done, dead);
+            return folded; // not the line's fault: fold it next time
+          }
           const err = fromSqlite(e, "intake");
           this.#error(
             `journal intake ${r.name}: a line the journal could not take was dropped: ${err.message}`,

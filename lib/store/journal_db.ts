@@ -205,6 +205,17 @@ export const JOURNAL_OPS = {
   sweepUnfinished: (j: JournalDb) => j.sweepUnfinished(),
   appendEvent: (j: JournalDb, e: Parameters<typeof events.appendEvent>[1]) =>
     events.appendEvent(j.conn, e),
+  /** Several appends in one transaction; each stands alone (one refused never drops another). */
+  appendEvents: (j: JournalDb, list: Parameters<typeof events.appendEvent>[1][]) =>
+    list.map((e) => {
+      try {
+        return { ok: true as const, event: events.appendEvent(j.conn, e) };
+      } catch (err) {
+        if (!j.conn.db.isTransaction) throw err; // the whole transaction is gone: all failed
+        const se = err instanceof StoreError ? err : fromSqlite(err, "appendEvent");
+        return { ok: false as const, error: { code: se.code, message: se.message } };
+      }
+    }),
   readSince: (
     j: JournalDb,
     channel: string,
@@ -231,11 +242,11 @@ export const JOURNAL_OPS = {
   referencedAmong: (j: JournalDb, hashes: string[], now: number) =>
     referencedAmong(j.conn, hashes, now),
   integrityCheck: (j: JournalDb) => j.integrityCheck(),
-  /** Fold new intake lines; what was finished (and any problems) since the last call. */
-  intakeTake: (j: JournalDb) => {
-    j.intake?.catchUp();
-    return j.intake?.take() ?? { finished: [], errors: [] };
-  },
+  /**
+   * What intake folds finished (and any problems) since the last call. Runs outside a batch's
+   * transaction, after the fold that precedes every batch (`BatchRunner`).
+   */
+  intakeTake: (j: JournalDb) => j.intake?.take() ?? { finished: [], errors: [] },
   /** A session worker died: fold its intake and mark its unfinished exec unfinished. */
   intakeAbandon: (j: JournalDb, worker: number) => j.intake?.abandon(worker),
   schemaVersion: (_j: JournalDb) => SCHEMA_VERSION,
@@ -250,6 +261,12 @@ export type OpArgs<K extends JournalOp> = typeof JOURNAL_OPS[K] extends
 
 /** Result of an operation. */
 export type OpResult<K extends JournalOp> = ReturnType<typeof JOURNAL_OPS[K]>;
+
+/** Operations that run before a batch, outside its transaction (they commit on their own). */
+export const OUTSIDE_BATCH_OPS: ReadonlySet<JournalOp> = new Set<JournalOp>([
+  "intakeTake",
+  "intakeAbandon",
+]);
 
 /** Operations that never write (a batch of only these takes no write lock). */
 export const READ_ONLY_OPS: ReadonlySet<JournalOp> = new Set<JournalOp>([

@@ -150,3 +150,29 @@ Deno.test("ended segments and abandoned workers: files go, an open exec ends unf
     }
   });
 });
+
+Deno.test("appends racing the journal thread's batches are all folded, none reported lost", async () => {
+  await withTempDir(async (dir) => {
+    const store = await openStore(dir); // the journal in its own Worker: a real race
+    try {
+      const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+      const errors: unknown[] = [];
+      const takes: Promise<unknown>[] = [];
+      for (let k = 1; k <= 300; k++) {
+        w.append(begin(k, `n ${k}`));
+        takes.push(store.journal.intakeTake().then((r) => errors.push(...r.errors)));
+        w.append(finish(k));
+        if (k % 3 === 0) takes.push(store.journal.query({ limit: 1 }));
+      }
+      await Promise.all(takes);
+      const r = await store.journal.intakeTake();
+      errors.push(...r.errors);
+      assert.deepEqual(errors, []);
+      const all = await store.journal.query({ kind: "request", limit: 1000 });
+      assert.equal(all.length, 300);
+      assert.ok(all.every((e) => e.status === "ok"));
+    } finally {
+      await store.close();
+    }
+  });
+});
