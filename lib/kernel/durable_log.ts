@@ -6,8 +6,10 @@
  * The bus assigns sequence numbers synchronously (publish never waits on disk) from counters
  * seeded once at start with `EventLog.listChannels()`; every event is then appended behind with
  * its explicit `seq`, which the store checks is the stream's next one — a second writer is
- * detected (`event_seq_conflict`) instead of interleaved. Appends travel through the journal's
- * single FIFO connection queue, so a later read always sees earlier appends.
+ * detected (`event_seq_conflict`) instead of interleaved. Appends gather for up to
+ * {@link APPEND_WINDOW_MS} (or {@link APPEND_BATCH} events) and go as one transaction: a commit
+ * per event cost more than the exec that published it. Reads send what is gathered first and
+ * travel through the journal's single FIFO queue, so they always see earlier appends.
  *
  * Timestamps: the bus uses ns since the epoch, the store ms; bus timestamps are whole ms
  * (`nowNs()`), so nothing is lost.
@@ -22,6 +24,19 @@ function toBus(e: StoredEvent): BusEvent {
   return { channel: e.channel, seq: e.seq, ts: e.ts * 1_000_000, payload: e.payload };
 }
 
+/** How long appends gather before they are written in one transaction. */
+export const APPEND_WINDOW_MS = 5;
+/** Appends gathered at most before they are sent at once (bounds memory). */
+export const APPEND_BATCH = 512;
+
+interface Gathered {
+  channel: string;
+  payload: unknown;
+  scope: string;
+  ts: number;
+  seq: number;
+}
+
 /** A write-behind {@link DurableLog} over the store's `EventLog`. */
 export class StoreDurableLog implements DurableLog {
   readonly #log: EventLog;
@@ -29,6 +44,8 @@ export class StoreDurableLog implements DurableLog {
   readonly #onError: (e: unknown) => void;
   #pending = 0;
   #idle: Array<() => void> = [];
+  #gathered: Gathered[] = [];
+  #timer: ReturnType<typeof setTimeout> | null = null;
 
   private constructor(log: EventLog, onError: (e: unknown) => void) {
     this.#log = log;
@@ -50,23 +67,46 @@ export class StoreDurableLog implements DurableLog {
 
   append(scope: string, channel: string, e: BusEvent): void {
     this.#next.set(`${scope}\u0000${channel}`, e.seq + 1);
+    this.#gathered.push({
+      channel,
+      payload: e.payload,
+      scope,
+      ts: Math.floor(e.ts / 1_000_000),
+      seq: e.seq,
+    });
+    if (this.#gathered.length >= APPEND_BATCH) this.#send();
+    else if (this.#timer === null) {
+      this.#timer = setTimeout(() => this.#send(), APPEND_WINDOW_MS);
+    }
+  }
+
+  /** Send what has gathered as one append batch. */
+  #send(): void {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#timer = null;
+    const batch = this.#gathered;
+    if (batch.length === 0) return;
+    this.#gathered = [];
     this.#pending++;
-    this.#log.append(channel, e.payload, { scope, ts: Math.floor(e.ts / 1_000_000), seq: e.seq })
-      .then(
-        () => {},
-        (err) =>
-          this.#onError(
-            new Error(
-              `journal: event ${channel} seq ${e.seq} (session ${
-                JSON.stringify(scope)
-              }) was not persisted: ${(err as Error)?.message ?? err}`,
-              { cause: err },
-            ),
-          ),
-      )
-      .finally(() => {
-        if (--this.#pending === 0) { for (const f of this.#idle.splice(0)) f(); }
-      });
+    const lost = (ev: Gathered, why: string) =>
+      this.#onError(
+        new Error(
+          `journal: event ${ev.channel} seq ${ev.seq} (session ${
+            JSON.stringify(ev.scope)
+          }) was not persisted: ${why}`,
+        ),
+      );
+    this.#log.appendMany(batch).then(
+      (results) =>
+        results.forEach((r, i) => {
+          if (!r.ok) lost(batch[i], r.error.message);
+        }),
+      (err) => {
+        for (const ev of batch) lost(ev, (err as Error)?.message ?? String(err));
+      },
+    ).finally(() => {
+      if (--this.#pending === 0) { for (const f of this.#idle.splice(0)) f(); }
+    });
   }
 
   async readLatest(
@@ -75,6 +115,7 @@ export class StoreDurableLog implements DurableLog {
     since: number | null,
     limit: number,
   ): Promise<BusEvent[]> {
+    this.#send();
     return (await this.#log.readLatest(channel, limit, { scope, since })).map(toBus);
   }
 
@@ -84,11 +125,13 @@ export class StoreDurableLog implements DurableLog {
     since: number,
     limit: number,
   ): Promise<BusEvent[]> {
+    this.#send();
     return (await this.#log.readSince(channel, since, limit, { scope })).map(toBus);
   }
 
   /** Resolves once every append issued so far has settled (shutdown, tests). */
   flushed(): Promise<void> {
+    this.#send();
     if (this.#pending === 0) return Promise.resolve();
     return new Promise((r) => this.#idle.push(r));
   }

@@ -171,6 +171,22 @@ export class EventLog {
     return this.#j.call("appendEvent", { channel, payload, ...opts });
   }
 
+  /**
+   * Append several events in one transaction (each stands alone: one refused, e.g. with
+   * `event_seq_conflict`, is reported in its slot and never drops another).
+   */
+  appendMany(
+    list: ReadonlyArray<
+      { channel: string; payload: unknown; scope?: string | null; ts?: number; seq?: number }
+    >,
+  ): Promise<
+    Array<
+      { ok: true; event: AppendedEvent } | { ok: false; error: { code: string; message: string } }
+    >
+  > {
+    return this.#j.call("appendEvents", [...list]);
+  }
+
   /** Events with `seq > since` (omit since for all), oldest first, at most `limit`. */
   readSince(
     channel: string,
