@@ -11,6 +11,7 @@ import { resume as resumeGroup, suspend as suspendGroup } from "../exec/mod.ts";
 import type { Task } from "./tasks.ts";
 import type { DoneMsg, FromWorker, SessionFacts, ToWorker } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
+import { mailboxBuffer, MailboxReceiver, MailboxSender } from "./mailbox.ts";
 
 const STARTED = { $: "str", v: "started" };
 /** Distinct `user.*` channels one session may have on the kernel bus (each keeps a ring). */
@@ -21,6 +22,9 @@ const SLOTS = 64;
 /** A named session and its Worker. */
 export class SessionHost {
   #worker!: Worker;
+  /** Messages to and from the worker (shared-memory slots; `postMessage` for big ones). */
+  #toWorker!: MailboxSender;
+  #fromWorker: MailboxReceiver | null = null;
   #queue: Task[] = [];
   #running: Task | null = null;
   #pending = new Map<
@@ -61,15 +65,23 @@ export class SessionHost {
       name: `shoal-session-${this.name}`,
     });
     this.#worker = w;
+    const toWorker = mailboxBuffer();
+    const fromWorker = mailboxBuffer();
+    this.#toWorker = new MailboxSender(toWorker, (text) => w.postMessage(text));
+    this.#fromWorker?.close();
     this.#ready = new Promise<void>((resolve, reject) => {
-      w.onmessage = (e: MessageEvent<string>) => {
-        const m = JSON.parse(e.data) as FromWorker;
-        if (m.t === "ready") {
+      let started = false;
+      const rx = new MailboxReceiver(fromWorker, (json) => {
+        const m = JSON.parse(json) as FromWorker;
+        if (started) this.#onMessage(m);
+        else if (m.t === "ready") {
+          started = true;
           this.facts = m.facts;
-          w.onmessage = (ev: MessageEvent<string>) => this.#onMessage(JSON.parse(ev.data));
           resolve();
         }
-      };
+      });
+      this.#fromWorker = rx;
+      w.onmessage = (e: MessageEvent<string>) => rx.fromPost(e.data);
       w.onerror = (e) => {
         e.preventDefault();
         reject(new Error(`session worker failed to start: ${e.message}`));
@@ -82,11 +94,12 @@ export class SessionHost {
       };
       this.#pump();
     }, () => {});
-    // The only structured-clone message: it carries the shared cancel slots.
+    // The only structured-clone message: it carries the shared cancel slots and mailboxes.
     w.postMessage({
       t: "init",
       session: this.name,
       slots: this.#slots,
+      mailbox: { toWorker, fromWorker },
       cwd: this.init.cwd,
       env: this.init.env,
       journal: this.init.journal
@@ -110,7 +123,7 @@ export class SessionHost {
   }
 
   #post(m: ToWorker): void {
-    this.#worker.postMessage(JSON.stringify(m));
+    this.#toWorker.send(m);
   }
 
   /** Queue an exec; it runs after every earlier task of this session. */
@@ -304,6 +317,7 @@ export class SessionHost {
     try {
       this.#worker.terminate();
     } catch { /* already gone */ }
+    this.#fromWorker?.close();
     const victims = [...(this.#running ? [this.#running] : []), ...this.#queue];
     this.#running = null;
     this.#queue = [];
@@ -352,6 +366,7 @@ export class SessionHost {
       clearTimeout(timer);
     }
     this.#worker.terminate();
+    this.#fromWorker?.close();
     for (const p of this.#pending.values()) {
       p.reject(new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down"));
     }

@@ -1,8 +1,9 @@
 /**
  * Messages between the kernel's main thread (`session_host.ts`) and a session Worker
  * (`session_worker.ts`). Values never cross the thread boundary as values: the worker answers
- * with bounded wire JSON and rendered text. Every message after `init` travels as a JSON
- * string (structured clone of objects costs several times more per message in Deno).
+ * with bounded wire JSON and rendered text. Every message after `init` travels as JSON text
+ * through a shared-memory mailbox (`mailbox.ts`; big ones by `postMessage`): structured clone
+ * of objects costs several times more per message in Deno, and a MessageEvent per hop adds up.
  */
 
 import type { ElideSpec } from "../value/elide.ts";
@@ -15,6 +16,8 @@ export interface InitMsg {
   session: string;
   /** Cancel slots (Int32 each); slot 0 stays 0 and is installed between tasks. */
   slots: SharedArrayBuffer;
+  /** Shared message slots, one per direction (`mailbox.ts`). */
+  mailbox: { toWorker: SharedArrayBuffer; fromWorker: SharedArrayBuffer };
   cwd: string;
   env: Record<string, string>;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */

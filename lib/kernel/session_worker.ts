@@ -36,6 +36,7 @@ import type {
   TranscriptSummary,
 } from "./session_messages.ts";
 import { evalByStatement, SessionJournal, type StmtFacts } from "./session_journal.ts";
+import { MailboxReceiver, MailboxSender } from "./mailbox.ts";
 import type { JournalDone } from "./journal_messages.ts";
 import { IntakeWriter } from "../store/mod.ts";
 
@@ -64,8 +65,12 @@ let sessionName = "";
 let sinkText = "";
 let diagText = "";
 
+/** Messages to and from the main thread (set up by `init`). */
+let tx: MailboxSender;
+let rx: MailboxReceiver;
+
 function post(m: FromWorker): void {
-  self.postMessage(JSON.stringify(m));
+  tx.send(m);
 }
 
 function appendBounded(buf: string, text: string): string {
@@ -573,11 +578,21 @@ self.addEventListener("unhandledrejection", (e) => {
 /** Messages that arrived before `init` (none are expected; kept in order if they do). */
 const early: ToWorker[] = [];
 
-self.onmessage = (e: MessageEvent<string | InitMsg>) => {
-  const m: ToWorker = typeof e.data === "string" ? JSON.parse(e.data) : e.data;
-  if (ev === undefined && m.t !== "init") return void early.push(m);
+function receive(json: string): void {
+  const m: ToWorker = JSON.parse(json);
+  if (ev === undefined) return void early.push(m);
   dispatch(m);
-  if (m.t === "init") { for (const x of early.splice(0)) dispatch(x); }
+}
+
+// `init` (the one structured-clone message) comes first; later messages arrive through the
+// mailbox, or as `"<seq>:<json>"` text when they did not fit it.
+self.onmessage = (e: MessageEvent<string | InitMsg>) => {
+  if (typeof e.data === "string") return rx.fromPost(e.data);
+  const m = e.data;
+  tx = new MailboxSender(m.mailbox.fromWorker, (text) => self.postMessage(text));
+  rx = new MailboxReceiver(m.mailbox.toWorker, receive);
+  dispatch(m);
+  for (const x of early.splice(0)) dispatch(x);
 };
 
 function dispatch(m: ToWorker): void {
