@@ -110,6 +110,23 @@ export interface TaskState {
 
 let nextTaskId = 1;
 
+/** The session environment: a Map that counts its changes (see `Evaluator.factsVersion`). */
+class EnvMap extends Map<string, string> {
+  changes = 0;
+  override set(k: string, v: string): this {
+    this.changes++;
+    return super.set(k, v);
+  }
+  override delete(k: string): boolean {
+    this.changes++;
+    return super.delete(k);
+  }
+  override clear(): void {
+    this.changes++;
+    super.clear();
+  }
+}
+
 /** A Shoal session evaluator. */
 export class Evaluator implements Interp {
   readonly ports: Ports;
@@ -136,7 +153,7 @@ export class Evaluator implements Interp {
   onUserEmit: ((channel: string, payload: Value) => void) | null = null;
   repl: boolean;
   private cwdPath: string;
-  private readonly envMap: Map<string, string>;
+  private readonly envMap: EnvMap;
   private cancelFlag: Int32Array | null;
   private abort: AbortController | null = null;
   private cancelWaiters = 0;
@@ -147,7 +164,7 @@ export class Evaluator implements Interp {
   constructor(opts: EvaluatorOptions = {}) {
     this.ports = defaultPorts(opts.ports);
     this.cwdPath = opts.cwd ?? Deno.cwd();
-    this.envMap = new Map(Object.entries(opts.env ?? Deno.env.toObject()));
+    this.envMap = new EnvMap(Object.entries(opts.env ?? Deno.env.toObject()));
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
     this.root = new Scope(null);
@@ -321,8 +338,28 @@ export class Evaluator implements Interp {
     return this.ports.sink(v);
   }
 
+  /**
+   * A count that moves whenever root bindings, assigned values or the environment may have
+   * changed (not the cwd: compare `cwd()`). Equal counts mean the session facts a host reports
+   * are unchanged, so it need not walk every binding after every exec.
+   */
+  factsVersion(): number {
+    return Scope.changes + this.envMap.changes;
+  }
+
+  #boundNames: { at: number; names: { values: string[]; commands: string[] } } | null = null;
+
   /** The names bound in the root scope (for the parser's binding context and completion). */
   boundNames(): { values: string[]; commands: string[] } {
+    // Re-walked only after a change: every parse asks, and a session may hold many bindings.
+    const at = Scope.changes;
+    if (this.#boundNames?.at === at) return this.#boundNames.names;
+    const names = this.#walkNames();
+    this.#boundNames = { at, names };
+    return names;
+  }
+
+  #walkNames(): { values: string[]; commands: string[] } {
     const values: string[] = [];
     const commands: string[] = [];
     for (const n of this.root.names()) {

@@ -24,6 +24,11 @@ export interface Cell {
  * and loops.
  */
 export class Scope implements Cell {
+  /**
+   * Bumped by every root-scope declaration and every assignment (any scope): a host that
+   * reports the root bindings re-reads them only when this moved (O(1) per exec otherwise).
+   */
+  static changes = 0;
   k0: string | null = null;
   v: Value = null;
   mut = false;
@@ -40,6 +45,7 @@ export class Scope implements Cell {
 
   /** Declare (or re-declare, replacing) `name` in this scope. */
   declare(name: string, v: Value, mut = false): void {
+    if (this.parent === null) Scope.changes++;
     if (this.k0 === null || this.k0 === name) {
       this.k0 = name;
       this.v = v;

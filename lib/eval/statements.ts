@@ -184,6 +184,7 @@ function compileAssign(ev: Evaluator, s: AssignStmt): CS {
       }
     }
     cell.v = v;
+    Scope.changes++; // may retype a root binding (see Scope.changes)
     return v;
   };
   return (sc) => {

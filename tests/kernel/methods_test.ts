@@ -123,6 +123,19 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       );
     });
 
+    await t.step("session facts follow definitions and assignments, not reads", async () => {
+      const methods = async (src: string) =>
+        (await c.call<{ candidates: string[] }>("complete", { src })).candidates;
+      await c.call("exec", { src: "var shape = [1, 2]" });
+      assert((await methods("shape.fi")).includes("first"));
+      await c.call("exec", { src: 'shape = "round"' }); // retypes a root binding
+      assert((await methods("shape.starts")).includes("starts_with"));
+      await c.call("exec", { src: "shape.len()" }); // reads leave the facts as they were
+      assert((await methods("shape.starts")).includes("starts_with"));
+      await c.call("exec", { src: "fn shape_of(x) { x }" });
+      assert((await methods("shape_")).includes("shape_of"));
+    });
+
     await t.step(
       "exec: values, positions, RAISED, parse errors before the transcript",
       async () => {
