@@ -109,7 +109,11 @@ export class SessionJournal implements JournalPort {
 
   // ---- JournalPort ---------------------------------------------------------------------------
 
+  /** Called on every reported effect (the exec log writes its running row first). */
+  onEffect: () => void = () => {};
+
   effect(e: EffectInfo): void {
+    this.onEffect();
     if (this.#effects.length < 1000) this.#effects.push({ ...e });
   }
 

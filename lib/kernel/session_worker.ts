@@ -39,6 +39,8 @@ import { evalByStatement, SessionJournal, type StmtFacts } from "./session_journ
 import { MailboxReceiver, MailboxSender } from "./mailbox.ts";
 import type { JournalDone } from "./journal_messages.ts";
 import { IntakeWriter } from "../store/mod.ts";
+import { ExecLog } from "./exec_log.ts";
+import { isPromise } from "../eval/maybe.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -58,8 +60,8 @@ let slots: SharedArrayBuffer;
 let idleFlag: Int32Array;
 /** The session's journal side (null: the kernel keeps no journal). (issue 7) */
 let journal: SessionJournal | null = null;
-/** Where this worker logs its execs for the journal (`lib/store/intake.ts`). */
-let intake: IntakeWriter | null = null;
+/** Where this worker logs its execs for the journal (`exec_log.ts`). */
+let execLog: ExecLog | null = null;
 let sessionName = "";
 /** Statement-sink lines and diagnostics of the running exec (bounded). */
 let sinkText = "";
@@ -103,7 +105,9 @@ async function init(m: InitMsg): Promise<void> {
   if (m.journal) {
     journal = await SessionJournal.open(m.journal, post);
     const i = m.journal.intake;
-    intake = new IntakeWriter(i.dir, i.token, i.worker);
+    execLog = new ExecLog(new IntakeWriter(i.dir, i.token, i.worker));
+    // An exec that did something a crash must not hide has its running row logged first.
+    journal.onEffect = () => execLog?.begun();
   }
   slots = m.slots;
   idleFlag = new Int32Array(slots, 0, 1);
@@ -166,7 +170,6 @@ async function init(m: InitMsg): Promise<void> {
   };
   lastCwd = ev.cwd();
   lastFacts = facts();
-  factsAt = ev.factsVersion();
   post({ t: "ready", facts: lastFacts });
 }
 
@@ -181,8 +184,6 @@ function envHash(): string {
 
 let lastEnv = new Map<string, string>();
 let lastFacts: SessionFacts | null = null;
-/** `ev.factsVersion()` when `lastFacts` was taken. */
-let factsAt = -1;
 
 function envChanged(): boolean {
   const env = ev.env();
@@ -208,10 +209,6 @@ function facts(): SessionFacts {
 
 /** Facts to report after an exec: undefined when nothing changed (the common case). */
 function changedFacts(): SessionFacts | undefined {
-  // O(1) unless a binding, assignment or the environment changed (then O(bindings)).
-  const at = ev.factsVersion();
-  if (lastFacts !== null && at === factsAt && ev.cwd() === lastFacts.cwd) return undefined;
-  factsAt = at;
   const f = facts();
   const p = lastFacts;
   lastFacts = f;
@@ -307,9 +304,12 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
   let value: Value;
   let raised: ErrorV | null = null;
   try {
-    value = await (journal
+    const run = journal
       ? evalByStatement(ev, program, m.position, exec.stmts, toErrorValue)
-      : ev.evalProgram(program, m.position));
+      : ev.evalProgram(program, m.position);
+    // It waits on something (a process, a timer): from here a crash leaves a running row.
+    if (isPromise(run)) execLog?.begun();
+    value = await run;
   } catch (e) {
     raised = toErrorValue(e);
     value = raised;
@@ -357,34 +357,17 @@ let exec: { t0: number; stmts: StmtFacts[]; value: Value | undefined; raised: Er
   raised: null,
 };
 
-/** The running exec's intake key (0: its begin line was not written), and why not. */
-let execKey = 0;
-let intakeError: string | null = null;
-
-/** Log the exec's running row to the intake (a crash from here on leaves it `unfinished`). */
+/** Start the exec's journal log (its begin line waits for an effect or a wait: `ExecLog`). */
 function jbegin(m: ExecMsg, program: unknown): void {
-  if (!journal || !intake) return;
-  execKey = 0;
-  intakeError = null;
-  const k = intake.nextKey();
-  try {
-    intake.append({
-      t: "b",
-      k,
-      row: {
-        session: sessionName,
-        principal: m.principal ?? "",
-        source: m.src,
-        cwd: ev.cwd(),
-        ast: program,
-        envHash: lastFacts?.env_hash || null,
-        startedAt: Date.now(),
-      },
-    });
-    execKey = k;
-  } catch (e) {
-    intakeError = `logging the exec to the journal intake failed: ${(e as Error)?.message ?? e}`;
-  }
+  execLog?.start({
+    session: sessionName,
+    principal: m.principal ?? "",
+    source: m.src,
+    cwd: ev.cwd(),
+    ast: program,
+    envHash: lastFacts?.env_hash || null,
+    startedAt: Date.now(),
+  });
 }
 
 /**
@@ -393,38 +376,8 @@ function jbegin(m: ExecMsg, program: unknown): void {
  */
 async function journalFinish(j: SessionJournal, m: ExecMsg, done: DoneMsg): Promise<JournalDone> {
   const rec = await journalRecord(j, m, done);
-  const warnings = rec.warnings.splice(0);
-  if (execKey === 0 || !intake) {
-    return { warnings, error: intakeError ?? "the exec was not logged to the journal intake" };
-  }
-  try {
-    intake.append({
-      t: "f",
-      k: execKey,
-      result: {
-        status: rec.status,
-        ok: rec.ok,
-        durationNs: rec.durationNs,
-        exitStatus: rec.exitStatus,
-        signal: rec.signal,
-        outputs: rec.outputs,
-        error: rec.error,
-        effects: rec.effects,
-      },
-      statements: rec.statements,
-      undo: rec.undo,
-    });
-    return { warnings, error: null };
-  } catch (e) {
-    return {
-      warnings,
-      error: `logging the exec's outcome to the journal intake failed: ${
-        (e as Error)?.message ?? e
-      }`,
-    };
-  } finally {
-    execKey = 0;
-  }
+  if (execLog) return execLog.finish(rec);
+  return { warnings: rec.warnings.splice(0), error: "this session keeps no exec log" };
 }
 
 function journalRecord(j: SessionJournal, m: ExecMsg, done: DoneMsg) {

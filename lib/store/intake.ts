@@ -41,13 +41,19 @@ export interface IntakeFinish {
   undo: IntakeUndo[];
 }
 
+/** An exec that began and finished with nothing in between worth a line of its own. */
+export interface IntakeWhole extends Omit<IntakeFinish, "t"> {
+  t: "x";
+  row: BeginRequestInput;
+}
+
 /** The segment is closed: nothing more will be appended to it. */
 export interface IntakeEnd {
   t: "e";
 }
 
 /** One intake line. */
-export type IntakeLine = IntakeBegin | IntakeFinish | IntakeEnd;
+export type IntakeLine = IntakeBegin | IntakeFinish | IntakeWhole | IntakeEnd;
 
 /** What a file name says: whose it is, which worker, which segment. */
 export interface IntakeName {
@@ -119,10 +125,10 @@ export class IntakeWriter {
     this.#size += bytes.length;
   }
 
-  /** Append one begin or finish line; rotates to a new segment past the size bound. */
-  append(line: IntakeBegin | IntakeFinish): void {
+  /** Append one exec line; past the size bound, a finished exec ends the segment. */
+  append(line: IntakeBegin | IntakeFinish | IntakeWhole): void {
     this.#write(line);
-    if (this.#size >= INTAKE_SEGMENT_BYTES && line.t === "f") this.#endSegment();
+    if (this.#size >= INTAKE_SEGMENT_BYTES && line.t !== "b") this.#endSegment();
   }
 
   #endSegment(): void {

@@ -260,7 +260,8 @@ export class IntakeFolder {
         continue;
       }
       try {
-        this.#apply(line, st.pending, out);
+        // One line, one savepoint: an exec's begin and finish are stored together or not.
+        this.#c.tx("intake line", () => this.#apply(line, st.pending, out));
         if (line.t === "e") st.ended = true;
       } catch (e) {
         if (!this.#c.db.isTransaction) throw e;
@@ -435,13 +436,16 @@ export class IntakeFolder {
       pending[String(line.k)] = journal.beginRequest(this.#c, this.#writer, line.row);
       return;
     }
-    if (line.t !== "f") {
+    let id: number | undefined;
+    if (line.t === "x") id = journal.beginRequest(this.#c, this.#writer, line.row);
+    else if (line.t === "f") {
+      id = pending[String(line.k)];
+      if (id === undefined) throw new Error(`finish of exec ${line.k} without its begin; skipped`);
+    } else {
       throw new Error(`unknown intake line type ${JSON.stringify((line as { t: unknown }).t)}`);
     }
-    const id = pending[String(line.k)];
-    if (id === undefined) throw new Error(`finish of exec ${line.k} without its begin; skipped`);
-    delete pending[String(line.k)];
     journal.finishRequest(this.#c, id, line.result, line.statements);
+    if (line.t === "f") delete pending[String(line.k)];
     for (const u of line.undo) {
       try {
         undo.recordUndo(this.#c, { ...u, journalId: id } as UndoInput);

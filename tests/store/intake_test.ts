@@ -56,6 +56,25 @@ Deno.test("intake lines fold into rows with their statements; reads see them at 
   });
 });
 
+Deno.test("an exec with nothing between begin and finish folds from one line", async () => {
+  await withTempDir(async (dir) => {
+    const store = await openStore(dir, { journalMode: "inline" });
+    try {
+      const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+      const { k: _k, ...rest } = finish(1);
+      w.append({ ...rest, t: "x", k: 1, row: begin(1, "whole 1").row });
+      w.append(begin(2, "split 2"));
+      w.append(finish(2));
+      const r = await store.journal.intakeTake();
+      assert.deepEqual(r.errors, []);
+      assert.deepEqual(await rows(store), [["split 2", "ok"], ["whole 1", "ok"]]);
+      assert.equal((await store.journal.get(r.finished[0].id))?.statements.length, 1);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 Deno.test("a torn line waits for its end; a corrupt line is reported and passed over", async () => {
   await withTempDir(async (dir) => {
     const store = await openStore(dir, { journalMode: "inline" });
