@@ -170,6 +170,7 @@ async function init(m: InitMsg): Promise<void> {
   };
   lastCwd = ev.cwd();
   lastFacts = facts();
+  factsAt = ev.factsVersion();
   post({ t: "ready", facts: lastFacts });
 }
 
@@ -184,6 +185,8 @@ function envHash(): string {
 
 let lastEnv = new Map<string, string>();
 let lastFacts: SessionFacts | null = null;
+/** `ev.factsVersion()` when `lastFacts` was taken. */
+let factsAt = -1;
 
 function envChanged(): boolean {
   const env = ev.env();
@@ -209,6 +212,10 @@ function facts(): SessionFacts {
 
 /** Facts to report after an exec: undefined when nothing changed (the common case). */
 function changedFacts(): SessionFacts | undefined {
+  // O(1) unless a binding, assignment or the environment changed (then O(bindings)).
+  const at = ev.factsVersion();
+  if (lastFacts !== null && at === factsAt && ev.cwd() === lastFacts.cwd) return undefined;
+  factsAt = at;
   const f = facts();
   const p = lastFacts;
   lastFacts = f;
