@@ -149,6 +149,14 @@ export const DURABLE_CHANNELS = new Set(["journal", "session.transcript"]);
 export class EventBus {
   #channels = new Map<string, Channel>();
 
+  /**
+   * Channels whose events another component keeps itself (the task registry's `task.N`):
+   * reads come from there, and a real channel (seeded with them) exists only once someone
+   * subscribes. Every exec has a task, and a ring per task cost every exec an allocation that
+   * lived as long as the task record. (null: none.)
+   */
+  derived: ((scope: string, channel: string) => BusEvent[] | null) | null = null;
+
   constructor(readonly durable: DurableLog | null = null) {}
 
   static #key(scope: string, channel: string): string {
@@ -163,6 +171,12 @@ export class EventBus {
       const channel = key.slice(sep + 1);
       if (this.durable && DURABLE_CHANNELS.has(channel)) {
         c.nextSeq = this.durable.nextSeq(key.slice(0, sep), channel);
+      } else {
+        const d = this.derived?.(key.slice(0, sep), channel);
+        if (d) {
+          c.ring = d;
+          c.nextSeq = d.length;
+        }
       }
       this.#channels.set(key, c);
     }
@@ -186,13 +200,22 @@ export class EventBus {
   }
 
   /**
+   * A derived channel's owner recorded an event (see {@link derived}): deliver it to the
+   * channel's subscribers, if it has become a real channel; otherwise the owner keeps it.
+   */
+  publishDerived(scope: string, channel: string, payload: unknown): void {
+    if (this.#channels.has(EventBus.#key(scope, channel))) this.publish(scope, channel, payload);
+  }
+
+  /**
    * Events with seq > since (all retained when `since` is null), ascending, from the in-memory
    * ring only; `limit` keeps the newest. See {@link history} for durable history.
    */
   read(scope: string, channel: string, since: number | null, limit = RING_SIZE): BusEvent[] {
-    const c = this.#channels.get(EventBus.#key(scope, channel));
-    if (!c) return [];
-    const out = since === null ? c.ring : c.ring.filter((e) => e.seq > since);
+    const ring = this.#channels.get(EventBus.#key(scope, channel))?.ring ??
+      this.derived?.(scope, channel);
+    if (!ring) return [];
+    const out = since === null ? ring : ring.filter((e) => e.seq > since);
     return out.slice(Math.max(0, out.length - limit));
   }
 

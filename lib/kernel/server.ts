@@ -84,6 +84,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   if (journal) journal.bus = bus;
   // An evicted task takes its `task.N` channel with it, so the bus stays bounded too.
   const tasks = new TaskRegistry((t) => bus.drop(t.session, t.channel), opts.maxFinishedTasks);
+  // `task.N` events live in the task records; the bus makes a channel only for subscribers.
+  bus.derived = (scope, channel) => tasks.channelEvents(scope, channel);
   const sessions = new Map<string, Promise<SessionHost>>();
   const hosts = new Set<SessionHost>();
   const conns = new Set<Deno.Conn>();

@@ -8,12 +8,11 @@
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { EventBus } from "./event_bus.ts";
 import { resume as resumeGroup, suspend as suspendGroup } from "../exec/mod.ts";
-import type { Task } from "./tasks.ts";
+import { STARTED, type Task } from "./tasks.ts";
 import type { DoneMsg, FromWorker, SessionFacts, ToWorker } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
 import { mailboxBuffer, MailboxReceiver, MailboxSender } from "./mailbox.ts";
 
-const STARTED = { $: "str", v: "started" };
 /** Distinct `user.*` channels one session may have on the kernel bus (each keeps a ring). */
 export const MAX_USER_CHANNELS = 1024;
 /** Cancel slots per session: slot 0 is the idle slot; one is held per running task. */
@@ -144,7 +143,7 @@ export class SessionHost {
     Atomics.store(t.flag, 0, t.cancelRequested ? 1 : 0);
     t.state = "running";
     t.startedNs = Date.now() * 1_000_000;
-    this.bus.publish(this.name, t.channel, STARTED);
+    this.bus.publishDerived(this.name, t.channel, STARTED);
     this.#post({
       t: "exec",
       task: t.id,
@@ -228,7 +227,7 @@ export class SessionHost {
       this.init.journal?.settle(t, state, t.error?.message ?? state, this.facts.cwd);
     }
     t.finish(state);
-    this.bus.publish(this.name, t.channel, { state, result_ref: t.resultRef });
+    this.bus.publishDerived(this.name, t.channel, { state, result_ref: t.resultRef });
   }
 
   #onMessage(m: FromWorker): void {

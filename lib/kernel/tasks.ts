@@ -7,6 +7,10 @@
 import type { RpcErrorObject } from "../client/errors.ts";
 import type { TaskRecord, TaskState } from "../client/protocol.ts";
 import type { ElideSpec } from "../value/elide.ts";
+import type { BusEvent } from "./event_bus.ts";
+
+/** The payload of a task's `started` event. */
+export const STARTED = { $: "str", v: "started" };
 
 /** Finished tasks kept for `task.get`/`task.list` (D-30: the registry does not grow forever). */
 export const MAX_FINISHED_TASKS = 10_000;
@@ -76,6 +80,27 @@ export class Task {
     this.#resolve();
   }
 
+  /**
+   * The events of this task's `task.N` channel so far (protocol §13.2: `started` once it ran,
+   * then its end), with the seq and ts the bus would have given them.
+   */
+  events(): BusEvent[] {
+    const channel = this.channel;
+    const out: BusEvent[] = [];
+    if (this.startedNs !== null) {
+      out.push({ channel, seq: 0, ts: this.startedNs, payload: STARTED });
+    }
+    if (this.finished) {
+      out.push({
+        channel,
+        seq: out.length,
+        ts: this.finishedNs!,
+        payload: { state: this.state, result_ref: this.resultRef },
+      });
+    }
+    return out;
+  }
+
   /** The wire record. */
   record(): TaskRecord {
     return {
@@ -132,6 +157,12 @@ export class TaskRegistry {
     const m = typeof ref === "string" ? /^(?:task:)?([1-9][0-9]*)$/.exec(ref) : null;
     const t = m ? this.#tasks.get(Number(m[1])) : undefined;
     return t && t.session === session ? t : undefined;
+  }
+
+  /** The events of `channel` when it is the `task.N` channel of a task of `session` held here. */
+  channelEvents(session: string, channel: string): BusEvent[] | null {
+    if (!channel.startsWith("task.")) return null;
+    return this.get(channel.slice(5), session)?.events() ?? null;
   }
 
   /** Tasks of one session, in id order. */

@@ -237,6 +237,45 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       assertEquals(done.state, "cancelled");
     });
 
+    await t.step(
+      "task.N events: read from the task, live to a subscriber, per session",
+      async () => {
+        // Subscribed while it runs: the end arrives live with the seq after `started`.
+        const a = await c.call<R>("exec", { src: "sleep 300ms\n1", async: true });
+        const live: KernelEvent[] = [];
+        await c.subscribe(String(a.events), (e) => void live.push(e));
+        const b = await c.call<R>("exec", { src: "2", async: true }); // queued behind a
+        await c.call("task.cancel", { task: b.task });
+        const ra = await c.call<R>("task.await", { task: a.task });
+        await waitFor(() => live.length === 1, 5000, "the live end event");
+        assertEquals(live[0].seq, 1);
+        assertEquals(live[0].payload, { state: "completed", result_ref: ra.result_ref });
+        const read = (await c.call<{ events: KernelEvent[] }>("events.read", { channel: a.events }))
+          .events;
+        assertEquals(read.map((e) => [e.seq, e.payload]), [
+          [0, { $: "str", v: "started" }],
+          [1, { state: "completed", result_ref: ra.result_ref }],
+        ]);
+        assert(read.every((e) => e.channel === a.events && typeof e.ts === "number"));
+        const since0 = await c.call<{ events: KernelEvent[] }>("events.read", {
+          channel: a.events,
+          since: 0,
+        });
+        assertEquals(since0.events.map((e) => e.seq), [1]);
+        // Cancelled before it ran: no `started`, its end is seq 0.
+        const rb = await c.call<{ events: KernelEvent[] }>("events.read", { channel: b.events });
+        assertEquals(rb.events.map((e) => [e.seq, (e.payload as R).state]), [[0, "cancelled"]]);
+        // Another session sees nothing of it.
+        const other = await client(k.path, "elsewhere");
+        const none = await other.call<{ events: KernelEvent[] }>("events.read", {
+          channel: a.events,
+        });
+        assertEquals(none.events, []);
+        other.close();
+        await c.unsubscribe(String(a.events));
+      },
+    );
+
     await t.step("value.get: path, slice, formats, and every error", async () => {
       const r = await c.call<R>("exec", {
         src: 'csv.parse("name,n\\na,1\\nb,2\\nc,3")',
