@@ -25,7 +25,7 @@ function toBus(e: StoredEvent): BusEvent {
 }
 
 /** How long appends gather before they are written in one transaction. */
-export const APPEND_WINDOW_MS = 5;
+export const APPEND_WINDOW_MS = 20;
 /** Appends gathered at most before they are sent at once (bounds memory). */
 export const APPEND_BATCH = 512;
 
@@ -78,6 +78,11 @@ export class StoreDurableLog implements DurableLog {
     else if (this.#timer === null) {
       this.#timer = setTimeout(() => this.#send(), APPEND_WINDOW_MS);
     }
+  }
+
+  /** Send what has gathered now (the journal's fold sends it in the same batch). */
+  sendNow(): void {
+    this.#send();
   }
 
   /** Send what has gathered as one append batch. */

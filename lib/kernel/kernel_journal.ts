@@ -34,7 +34,7 @@ import type { Task } from "./tasks.ts";
 import { applyUndo, UndoError } from "./undo_apply.ts";
 
 /** How long finished execs may gather in the intake before one fold commits them all. */
-export const FOLD_WINDOW_MS = 5;
+export const FOLD_WINDOW_MS = 20;
 
 /** The principal of the kernel's own user (permissive policy: it may read every row, D-1). */
 export function localPrincipal(): string {
@@ -163,6 +163,8 @@ export class KernelJournal {
   }
 
   #fold(): Promise<void> {
+    // Gathered durable events travel in the same journal batch: one wake, fewer commits.
+    this.durable.sendNow();
     const run = this.store.journal.intakeTake().then((r) => {
       for (const e of r.errors) {
         const sessions = new Set(e.workers.map((w) => this.#workerSession.get(w) ?? ""));

@@ -104,7 +104,9 @@ export class JournalDb {
           );
         }
       }
-      db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;");
+      // temp_store MEMORY: savepoints (one per op and per intake line) keep their statement
+      // journals in memory instead of writing every touched page to a temp file.
+      db.exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA temp_store = MEMORY;");
       if (opts.maxDbBytes !== undefined) {
         if (!Number.isSafeInteger(opts.maxDbBytes) || opts.maxDbBytes <= 0) {
           throw new StoreError("invalid_input", "maxDbBytes must be a positive integer");
