@@ -93,6 +93,8 @@ export class SessionJournal implements JournalPort {
   #effects: Effect[] = [];
   #undo: Array<{ intent: PortIntent; precondition: UndoCheck[] }> = [];
   #warnings: string[] = [];
+  /** Value outputs already in the CAS, by value (immutable, so the blob stays right). */
+  readonly #valueOutputs = new WeakMap<object, OutputRecord>();
 
   private constructor(cas: ContentStore, hasher: Blake3Hasher, post: (m: JReqMsg) => void) {
     this.cas = cas;
@@ -393,7 +395,15 @@ export class SessionJournal implements JournalPort {
   ): Promise<ExecRecord> {
     const outputs: OutputRecord[] = [];
     const push = (o: OutputRecord | null) => o && outputs.push(o);
-    if (value !== undefined && raised === null) {
+    let known = value !== null && typeof value === "object" && raised === null
+      ? this.#valueOutputs.get(value)
+      : undefined;
+    // Retention may have collected the blob since (its rows expired): store it again then.
+    if (known?.ref !== undefined && !(await this.cas.has(known.ref).catch(() => false))) {
+      known = undefined;
+    }
+    if (known !== undefined) push(known);
+    else if (value !== undefined && raised === null) {
       let full = null;
       try {
         full = encodeBounded(value, VALUE_BLOB_MAX, outcomeOut);
@@ -402,7 +412,13 @@ export class SessionJournal implements JournalPort {
       }
       const wire = full ?? responseWire;
       if (wire !== undefined) {
-        push(await this.output("value", enc.encode(JSON.stringify(wire)), full === null));
+        const o = await this.output("value", enc.encode(JSON.stringify(wire)), full === null);
+        push(o);
+        // Values are immutable: the same (big) value shown again is not encoded and hashed
+        // again (`exec "big"` of a stored million-row table).
+        if (o?.ref !== undefined && value !== null && typeof value === "object") {
+          this.#valueOutputs.set(value, o);
+        }
       }
     }
     if (render !== "") push(await this.output("render", enc.encode(render)));

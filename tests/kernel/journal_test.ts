@@ -574,3 +574,33 @@ Deno.test(
     });
   },
 );
+
+Deno.test(
+  "a big value shown again names its stored blob, and stores it again if retention removed it",
+  opts,
+  async () => {
+    await withDir(async (dir) => {
+      const k = await start(dir);
+      try {
+        const c = await session(k);
+        await exec(c, "let t = (0..5000).map(i => {a: i, b: 'row {i}'})");
+        await exec(c, "t");
+        const valueHash = (e: Entry) => e.outputs.find((o) => o.kind === "value")?.hash;
+        const [first] = (await query(c, { limit: 1 })).map(valueHash);
+        assert(first, "the big value went to the content store");
+        // The blob disappears behind the session's back (as a retention run would remove it).
+        // (The content store keeps a blob at cas/<first two hex>/<the rest>.)
+        await Deno.remove(join(dir, "state", "cas", first.slice(0, 2), first.slice(2)));
+        await exec(c, "t");
+        await exec(c, "t.take(4000)");
+        const [other, again] = (await query(c, { limit: 2 })).map(valueHash);
+        assertEquals(again, first, "shown again: the same content, the same blob");
+        assert(other && other !== first, "another value: another blob");
+        const blob = await c.call<R>("blob.get", { hash: first, length: 16 });
+        assert(blob, "the blob is there again");
+      } finally {
+        await k.close();
+      }
+    });
+  },
+);
