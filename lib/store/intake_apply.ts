@@ -436,16 +436,20 @@ export class IntakeFolder {
       pending[String(line.k)] = journal.beginRequest(this.#c, this.#writer, line.row);
       return;
     }
-    let id: number | undefined;
-    if (line.t === "x") id = journal.beginRequest(this.#c, this.#writer, line.row);
-    else if (line.t === "f") {
-      id = pending[String(line.k)];
-      if (id === undefined) throw new Error(`finish of exec ${line.k} without its begin; skipped`);
+    let id: number;
+    if (line.t === "x") {
+      id = journal.recordRequest(this.#c, this.#writer, line.row, line.result, line.statements);
+    } else if (line.t === "f") {
+      const begun = pending[String(line.k)];
+      if (begun === undefined) {
+        throw new Error(`finish of exec ${line.k} without its begin; skipped`);
+      }
+      id = begun;
+      journal.finishRequest(this.#c, id, line.result, line.statements);
+      delete pending[String(line.k)];
     } else {
       throw new Error(`unknown intake line type ${JSON.stringify((line as { t: unknown }).t)}`);
     }
-    journal.finishRequest(this.#c, id, line.result, line.statements);
-    if (line.t === "f") delete pending[String(line.k)];
     for (const u of line.undo) {
       try {
         undo.recordUndo(this.#c, { ...u, journalId: id } as UndoInput);

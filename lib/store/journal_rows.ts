@@ -77,45 +77,147 @@ function insertRefs(c: Conn, id: number, refs: ReadonlyArray<{ hash: string; rol
   for (const r of refs) s.run(id, r.hash, r.role);
 }
 
+function beginFields(input: BeginRequestInput) {
+  if (typeof input !== "object" || input === null) throw invalid("beginRequest expects an object");
+  const source = v.text("source", input.source);
+  return {
+    session: v.text("session", input.session, 256, false),
+    principal: v.text("principal", input.principal, 256, false),
+    source,
+    cwd: v.text("cwd", input.cwd, 64 * 1024),
+    ast: v.json("ast", input.ast),
+    fx: v.effects(input.effects),
+    envHash: v.optText("envHash", input.envHash, 128),
+    startedAt: input.startedAt === undefined ? Date.now() : v.ms("startedAt", input.startedAt),
+  };
+}
+
+/** The request row of `b`, `running` or (with `o`) already finished; returns its id. */
+function insertRequest(
+  c: Conn,
+  writer: string | null,
+  b: ReturnType<typeof beginFields>,
+  o: v.Outcome | null,
+): number {
+  const fx = o?.effects ?? b.fx;
+  const r = c.stmt(INSERT_ROW).run(
+    null,
+    "request",
+    null,
+    b.session,
+    b.principal,
+    writer,
+    b.startedAt,
+    o?.durationNs ?? null,
+    b.cwd,
+    b.envHash,
+    b.source,
+    v.headOf(b.source),
+    b.ast,
+    JSON.stringify(fx.list),
+    o?.status ?? "running",
+    o?.ok ?? null,
+    o?.exitStatus ?? null,
+    o?.signal ?? null,
+    o?.outputsJson ?? "[]",
+    o?.error?.code ?? null,
+    o?.error?.message ?? null,
+  );
+  const id = idOf(r.lastInsertRowid);
+  insertKinds(c, id, fx.kinds);
+  if (o) insertRefs(c, id, v.outputHashes(o.outputs));
+  return id;
+}
+
 /** Insert a `running` request row; returns its id. */
 export function beginRequest(c: Conn, writer: string | null, input: BeginRequestInput): number {
-  if (typeof input !== "object" || input === null) throw invalid("beginRequest expects an object");
-  const session = v.text("session", input.session, 256, false);
-  const principal = v.text("principal", input.principal, 256, false);
-  const source = v.text("source", input.source);
-  const cwd = v.text("cwd", input.cwd, 64 * 1024);
-  const ast = v.json("ast", input.ast);
-  const fx = v.effects(input.effects);
-  const envHash = v.optText("envHash", input.envHash, 128);
-  const startedAt = input.startedAt === undefined ? Date.now() : v.ms("startedAt", input.startedAt);
-  return c.tx("beginRequest", () => {
-    const r = c.stmt(INSERT_ROW).run(
-      null,
-      "request",
-      null,
-      session,
-      principal,
+  const b = beginFields(input);
+  return c.tx("beginRequest", () => insertRequest(c, writer, b, null));
+}
+
+/**
+ * Insert a request that already finished — its row in its final state and its statement rows —
+ * in one transaction (what `beginRequest` then `finishRequest` store, in one insert).
+ */
+export function recordRequest(
+  c: Conn,
+  writer: string | null,
+  input: BeginRequestInput,
+  result: FinishRequestInput,
+  statements: readonly StatementInput[] = [],
+): number {
+  const b = beginFields(input);
+  const outcome = v.outcome("result", result);
+  const stmts = validStatements(statements);
+  return c.tx("recordRequest", () => {
+    const id = insertRequest(c, writer, b, outcome);
+    insertStatements(c, id, {
+      session: b.session,
+      principal: b.principal,
       writer,
-      startedAt,
-      null,
-      cwd,
-      envHash,
-      source,
-      v.headOf(source),
-      ast,
-      JSON.stringify(fx.list),
-      "running",
-      null,
-      null,
-      null,
-      "[]",
-      null,
-      null,
-    );
-    const id = idOf(r.lastInsertRowid);
-    insertKinds(c, id, fx.kinds);
+      started_at: b.startedAt,
+      cwd: b.cwd,
+      env_hash: b.envHash,
+    }, stmts);
     return id;
   });
+}
+
+function validStatements(statements: readonly StatementInput[]) {
+  if (!Array.isArray(statements)) throw invalid("statements must be an array");
+  if (statements.length > MAX_STATEMENTS_PER_REQUEST) {
+    throw invalid(`a request may record at most ${MAX_STATEMENTS_PER_REQUEST} statements`);
+  }
+  return statements.map((s, i) => v.statement(i, s));
+}
+
+/** The statement rows of request `id` (`row`: what they inherit from it); their ids. */
+function insertStatements(
+  c: Conn,
+  id: number,
+  row: {
+    session: string;
+    principal: string;
+    writer: string | null;
+    started_at: number;
+    cwd: string;
+    env_hash: string | null;
+  },
+  stmts: ReturnType<typeof validStatements>,
+): number[] {
+  const statementIds: number[] = [];
+  const ins = c.stmt(INSERT_ROW);
+  stmts.forEach((s, i) => {
+    const fx = s.effects ?? { list: [], kinds: [] };
+    const r = ins.run(
+      id,
+      "statement",
+      i,
+      row.session,
+      row.principal,
+      row.writer,
+      s.startedAt ?? row.started_at,
+      s.durationNs,
+      s.cwd ?? row.cwd,
+      row.env_hash,
+      s.source,
+      s.head,
+      s.astJson,
+      JSON.stringify(fx.list),
+      s.status,
+      s.ok,
+      s.exitStatus,
+      s.signal,
+      s.outputsJson,
+      s.error?.code ?? null,
+      s.error?.message ?? null,
+    );
+    const sid = idOf(r.lastInsertRowid);
+    statementIds.push(sid);
+    insertKinds(c, sid, fx.kinds);
+    insertRefs(c, sid, v.outputHashes(s.outputs));
+  });
+  return statementIds;
 }
 
 /**
@@ -131,11 +233,7 @@ export function finishRequest(
 ): FinishResult {
   v.rowId("id", id);
   const outcome = v.outcome("result", result);
-  if (!Array.isArray(statements)) throw invalid("statements must be an array");
-  if (statements.length > MAX_STATEMENTS_PER_REQUEST) {
-    throw invalid(`a request may record at most ${MAX_STATEMENTS_PER_REQUEST} statements`);
-  }
-  const stmts = statements.map((s, i) => v.statement(i, s));
+  const stmts = validStatements(statements);
   if (!Array.isArray(events)) throw invalid("events must be an array");
   return c.tx("finishRequest", () => {
     const row = c.stmt(
@@ -186,38 +284,7 @@ export function finishRequest(
       insertKinds(c, id, outcome.effects.kinds);
     }
     insertRefs(c, id, v.outputHashes(outcome.outputs));
-    const statementIds: number[] = [];
-    const ins = c.stmt(INSERT_ROW);
-    stmts.forEach((s, i) => {
-      const fx = s.effects ?? { list: [], kinds: [] };
-      const r = ins.run(
-        id,
-        "statement",
-        i,
-        row.session,
-        row.principal,
-        row.writer,
-        s.startedAt ?? row.started_at,
-        s.durationNs,
-        s.cwd ?? row.cwd,
-        row.env_hash,
-        s.source,
-        s.head,
-        s.astJson,
-        JSON.stringify(fx.list),
-        s.status,
-        s.ok,
-        s.exitStatus,
-        s.signal,
-        s.outputsJson,
-        s.error?.code ?? null,
-        s.error?.message ?? null,
-      );
-      const sid = idOf(r.lastInsertRowid);
-      statementIds.push(sid);
-      insertKinds(c, sid, fx.kinds);
-      insertRefs(c, sid, v.outputHashes(s.outputs));
-    });
+    const statementIds = insertStatements(c, id, row, stmts);
     const appended = events.map((e) => appendEvent(c, e));
     return { id, statementIds, events: appended };
   });
