@@ -111,7 +111,8 @@ function att(conn: Conn): Attachment {
 }
 
 function inlineOrThrow(t: Task): unknown {
-  if (t.result) return t.result;
+  const r = t.takeResult();
+  if (r) return r;
   const e = t.error ?? { code: RPC.INTERNAL_ERROR, message: "task ended without a result" };
   throw new RpcError(e.code, e.message, e.data);
 }
@@ -251,12 +252,16 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
     }
     const t = k.tasks.create(a.session.name, src, position, elide, a.tty);
     k.journal?.notePrincipal(t, a.principal); // the journal row's principal (issue 7)
+    t.keepResult = !background; // nobody waits for an async task's inline result
     a.session.submit(t);
     const handle = { task: t.ref, events: t.channel };
     if (background) return handle;
     if (timeoutMs !== undefined) {
       const r = await Promise.race([t.done.then(() => "done" as const), sleep(timeoutMs)]);
-      if (r === "timeout" && !t.finished) return { ...handle, timed_out: true };
+      if (r === "timeout" && !t.finished) {
+        t.keepResult = false;
+        return { ...handle, timed_out: true };
+      }
     } else await t.done;
     return inlineOrThrow(t);
   });

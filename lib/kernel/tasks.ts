@@ -30,7 +30,14 @@ export class Task {
   finishedNs: number | null = null;
   resultRef: string | null = null;
   error: RpcErrorObject | null = null;
+  /** The inline result, held only until the exec call that waits for it takes it. */
   result: InlineResult | null = null;
+  /**
+   * False once no exec call waits for the inline result (async, or timed out): the finished
+   * task then drops it. Up to 10,000 finished tasks are kept, each result up to the elision
+   * budget; only the record and `result_ref` outlive the call.
+   */
+  keepResult = true;
   cancelRequested = false;
   /**
    * This task's cancel slot while it runs (element 0 ≠ 0 = cancel), a view into its session's
@@ -39,8 +46,11 @@ export class Task {
   flag: Int32Array | null = null;
   /** Index of `flag` in the session's slots (-1 when none). */
   slot = -1;
-  /** Process groups of the task's running children (task.suspend/resume). */
-  readonly pgids = new Set<number>();
+  #pgids: Set<number> | null = null;
+  /** Process groups of the task's running children (task.suspend/resume; made on first use). */
+  get pgids(): Set<number> {
+    return this.#pgids ??= new Set();
+  }
   /** True between task.suspend and task.resume. */
   suspended = false;
   readonly done: Promise<void>;
@@ -77,6 +87,8 @@ export class Task {
     if (this.finished) return;
     this.state = state;
     this.finishedNs = Date.now() * 1_000_000;
+    if (!this.keepResult) this.result = null;
+    this.#pgids = null;
     this.#resolve();
   }
 
@@ -99,6 +111,14 @@ export class Task {
       });
     }
     return out;
+  }
+
+  /** The inline result, once: the task does not keep it after handing it over. */
+  takeResult(): InlineResult | null {
+    const r = this.result;
+    this.result = null;
+    this.keepResult = false;
+    return r;
   }
 
   /** The wire record. */

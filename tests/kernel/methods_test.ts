@@ -276,6 +276,20 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       },
     );
 
+    await t.step("finished tasks keep their record, not their inline result", async () => {
+      const inline = await c.call<R>("exec", { src: "[1, 2, 3]" });
+      const bg = await c.call<R>("exec", { src: "[4, 5]", async: true });
+      const rec = await c.call<R>("task.await", { task: bg.task });
+      assertEquals(rec.state, "completed");
+      for (const t of k.tasks.list("main").slice(-2)) {
+        assert(t.finished && t.resultRef !== null);
+        assertEquals(t.result, null, `${t.ref} still holds its inline result`);
+      }
+      // The result stays reachable by its ref.
+      const v = await c.call<R>("value.get", { ref: inline.ref });
+      assertEquals(v.value, inline.value);
+    });
+
     await t.step("value.get: path, slice, formats, and every error", async () => {
       const r = await c.call<R>("exec", {
         src: 'csv.parse("name,n\\na,1\\nb,2\\nc,3")',
