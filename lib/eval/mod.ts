@@ -15,7 +15,7 @@
  */
 
 import type { Program } from "../syntax/ast.ts";
-import { parse } from "../syntax/mod.ts";
+import { type Binding, bindingScope, parse } from "../syntax/mod.ts";
 import type { Value } from "../value/types.ts";
 import type { MaybePromise } from "./maybe.ts";
 import { Evaluator as Core, type EvaluatorOptions } from "./evaluator.ts";
@@ -55,14 +55,22 @@ export class Evaluator extends Core {
     super(opts);
   }
 
+  #scope: { names: unknown; repl: boolean; bindings: ReadonlyMap<string, Binding> } | null = null;
+
   /** Parse `src` in the session's binding context (REPL or script mode). */
   parse(src: string): Program {
+    // The parser's session scope is rebuilt only when the bound names changed (boundNames()
+    // returns the same object until then): O(1) per parse, not O(bindings).
     const names = this.boundNames();
-    return parse(src, {
-      repl: this.repl,
-      valueNames: names.values,
-      commandNames: names.commands,
-    });
+    if (this.#scope?.names !== names || this.#scope.repl !== this.repl) {
+      const bindings = bindingScope({
+        repl: this.repl,
+        valueNames: names.values,
+        commandNames: names.commands,
+      });
+      this.#scope = { names, repl: this.repl, bindings };
+    }
+    return parse(src, { repl: this.repl, bindings: this.#scope.bindings });
   }
 
   /** Parse and evaluate `src`. Throws `ParseError` before evaluating anything. */

@@ -12,7 +12,7 @@ import { byteOffsets, convertSpan, convertTree } from "./spans.ts";
 export * from "./ast.ts";
 export { ParseError } from "./errors.ts";
 export { type LineCol, lineCol, renderParseError } from "./diagnostics.ts";
-export type { ParseOptions } from "./parser.ts";
+export { type Binding, bindingScope, type ParseOptions } from "./parser.ts";
 
 /**
  * Parses a whole source unit. Script mode by default; `repl` enables `it`/`out` and the

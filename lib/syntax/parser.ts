@@ -10,7 +10,8 @@ import { ParseError } from "./errors.ts";
 import { Lexer, type TK, type Token, tokenName } from "./lexer.ts";
 
 /** How a name is bound in a lexical scope. */
-type Binding = "value" | "command";
+/** What a name is bound as, for command-vs-value dispatch. */
+export type Binding = "value" | "command";
 
 /** Deepest allowed nesting of expressions/statements/patterns (guards the JS stack). */
 export const MAX_DEPTH = 256;
@@ -72,6 +73,27 @@ export interface ParseOptions {
   valueNames?: Iterable<string>;
   /** Names already bound as commands (fns, aliases) in the session. */
   commandNames?: Iterable<string>;
+  /**
+   * The session's bindings prebuilt by {@link bindingScope} (replaces `repl`'s names,
+   * `valueNames` and `commandNames`): a session parsing many times reuses one map instead of
+   * copying every bound name into each parse.
+   */
+  bindings?: ReadonlyMap<string, Binding>;
+}
+
+/** The parser's outermost scope for a session's bindings (see `ParseOptions.bindings`). */
+export function bindingScope(
+  opts: Pick<ParseOptions, "repl" | "valueNames" | "commandNames">,
+): ReadonlyMap<string, Binding> {
+  const root = new Map<string, Binding>();
+  for (const n of ["path", "glob", "regex"]) root.set(n, "value");
+  if (opts.repl) {
+    root.set("it", "value");
+    root.set("out", "value");
+  }
+  for (const n of opts.commandNames ?? []) root.set(n, "command");
+  for (const n of opts.valueNames ?? []) root.set(n, "value");
+  return root;
 }
 
 /** Mutable parser state; the grammar lives in the `parse_*.ts` modules. */
@@ -104,15 +126,10 @@ export class Parser {
     this.src = src;
     this.lx = new Lexer(src);
     this.repl = opts.repl ?? false;
-    const root = new Map<string, Binding>();
-    for (const n of ["path", "glob", "regex"]) root.set(n, "value");
-    if (this.repl) {
-      root.set("it", "value");
-      root.set("out", "value");
-    }
-    for (const n of opts.commandNames ?? []) root.set(n, "command");
-    for (const n of opts.valueNames ?? []) root.set(n, "value");
-    this.scopes = [root];
+    // A prebuilt session scope is shared, never written: the program binds in its own root.
+    this.scopes = opts.bindings
+      ? [opts.bindings as Map<string, Binding>, new Map()]
+      : [bindingScope(opts) as Map<string, Binding>];
   }
 
   // ---------------------------------------------------------------------------------------

@@ -134,6 +134,9 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       assert((await methods("shape.starts")).includes("starts_with"));
       await c.call("exec", { src: "fn shape_of(x) { x }" });
       assert((await methods("shape_")).includes("shape_of"));
+      // The next parse sees a new value binding that shadows a command name.
+      await c.call("exec", { src: "let ls = 41" });
+      assertEquals((await c.call<R>("exec", { src: "ls + 1" })).value, { $: "int", v: 42 });
     });
 
     await t.step(
