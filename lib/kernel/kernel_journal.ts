@@ -62,6 +62,8 @@ export class KernelJournal {
   #foldTimer: ReturnType<typeof setTimeout> | null = null;
   #folding: Promise<void> | null = null;
   #foldAgain = false;
+  /** Set by `close`: no fold is scheduled after the last one. */
+  #closing = false;
 
   private constructor(store: Store, durable: StoreDurableLog, onError: (e: unknown) => void) {
     this.store = store;
@@ -143,6 +145,7 @@ export class KernelJournal {
 
   /** Fold the intake within {@link FOLD_WINDOW_MS}; one fold at a time. */
   #nudge(): void {
+    if (this.#closing) return;
     if (this.#foldTimer !== null) return;
     if (this.#folding !== null) {
       this.#foldAgain = true;
@@ -292,6 +295,7 @@ export class KernelJournal {
 
   /** Flush durable events and close the store. */
   async close(): Promise<void> {
+    this.#closing = true;
     if (this.#foldTimer !== null) clearTimeout(this.#foldTimer);
     this.#foldTimer = null;
     await this.#folding;

@@ -58,6 +58,14 @@ const VALUE_BLOB_MAX = 4 * 1024 * 1024;
 const HASH_FINGERPRINT_MAX = 8 * 1024 * 1024;
 
 const enc = new TextEncoder();
+const utf8 = new TextDecoder();
+
+/** The statement rows of one exec (its source encoded once, not once per statement). */
+function statementRows(facts: StmtFacts[], source: string): StatementInput[] {
+  if (facts.length === 0) return [];
+  const bytes = enc.encode(source);
+  return facts.map((f) => statementRow(f, source, bytes));
+}
 
 /** `SHOAL_CAPTURE_CAP_BYTES` (upstream's capture-cap knob), or null when unset/invalid. */
 const CAPTURE_CAP = (() => {
@@ -468,16 +476,17 @@ export class SessionJournal implements JournalPort {
       outputs,
       error: raised ? { code: raised.code, message: raised.msg } : null,
       effects: this.#effects,
-      statements: facts.map((f) => statementRow(f, source)),
+      statements: statementRows(facts, source),
       undo,
       warnings: this.#warnings,
     };
   }
 }
 
-function statementRow(f: StmtFacts, source: string): StatementInput {
-  const bytes = enc.encode(source);
-  const text = new TextDecoder().decode(bytes.subarray(f.stmt.span[0], f.stmt.span[1]));
+/** A statement's row; `bytes` is the source's UTF-8 (spans are byte offsets into it). */
+function statementRow(f: StmtFacts, source: string, bytes: Uint8Array): StatementInput {
+  const [a, b] = f.stmt.span;
+  const text = a === 0 && b === bytes.length ? source : utf8.decode(bytes.subarray(a, b));
   const v = f.value;
   const status = f.error ? (f.error.code === "cancelled" ? "cancelled" : "error") : "ok";
   const out = v instanceof OutcomeV ? v : null;

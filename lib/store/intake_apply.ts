@@ -459,8 +459,10 @@ export class IntakeFolder {
         );
       }
     }
-    const row = this.#c.stmt("SELECT session, principal, source FROM journal WHERE id = ?")
-      .get(id) as { session: string; principal: string; source: string };
+    const row = line.t === "x"
+      ? line.row
+      : this.#c.stmt("SELECT session, principal, source FROM journal WHERE id = ?")
+        .get(id) as { session: string; principal: string; source: string };
     out.push({
       id,
       session: row.session,

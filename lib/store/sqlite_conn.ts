@@ -37,14 +37,15 @@ export class Conn {
   tx<T>(what: string, fn: () => T): T {
     const name = `sp${this.#depth++}`;
     try {
-      this.db.exec(`SAVEPOINT ${name}`);
+      // Prepared once per depth: `exec` would parse the statement on every call.
+      this.stmt(`SAVEPOINT ${name}`).run();
     } catch (e) {
       this.#depth--;
       throw fromSqlite(e, what);
     }
     try {
       const out = fn();
-      this.db.exec(`RELEASE ${name}`);
+      this.stmt(`RELEASE ${name}`).run();
       return out;
     } catch (e) {
       // SQLite may already have rolled the whole transaction back (e.g. SQLITE_FULL).
