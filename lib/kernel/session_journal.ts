@@ -103,6 +103,8 @@ export class SessionJournal implements JournalPort {
   #warnings: string[] = [];
   /** Value outputs already in the CAS, by value (immutable, so the blob stays right). */
   readonly #valueOutputs = new WeakMap<object, OutputRecord>();
+  /** Values whose wire form exceeds {@link VALUE_BLOB_MAX} (only their elided form is kept). */
+  readonly #overBound = new WeakSet<object>();
 
   private constructor(cas: ContentStore, hasher: Blake3Hasher, post: (m: JReqMsg) => void) {
     this.cas = cas;
@@ -413,10 +415,15 @@ export class SessionJournal implements JournalPort {
     if (known !== undefined) push(known);
     else if (value !== undefined && raised === null) {
       let full = null;
-      try {
-        full = encodeBounded(value, VALUE_BLOB_MAX, outcomeOut);
-      } catch {
-        // A failed outcome's `out` raises cmd_failed: keep the response's elided form (D-19).
+      const obj = value !== null && typeof value === "object" ? value : null;
+      // A value known to be over the blob bound is not encoded again just to find out.
+      if (obj === null || !this.#overBound.has(obj)) {
+        try {
+          full = encodeBounded(value, VALUE_BLOB_MAX, outcomeOut);
+        } catch {
+          // A failed outcome's `out` raises cmd_failed: keep the response's elided form (D-19).
+        }
+        if (full === null && obj !== null) this.#overBound.add(obj);
       }
       const wire = full ?? responseWire;
       if (wire !== undefined) {
