@@ -69,13 +69,14 @@ export class MailboxReceiver {
     this.#arm();
   }
 
-  /** A message that came by `postMessage` (`"<seq>:<json>"`). */
+  /** A message that came by `postMessage` (`"<seq>:<json>"`). Ignored once closed. */
   fromPost(text: string): void {
+    if (Atomics.load(this.#i32, 3) !== 0) return; // a late message of a terminated worker
     const i = text.indexOf(":");
     this.#accept(Number(text.slice(0, i)), text.slice(i + 1));
   }
 
-  /** Stop waiting (the worker is gone); nothing more is delivered. */
+  /** Stop waiting (the worker is gone): nothing more is delivered, by either path. */
   close(): void {
     Atomics.store(this.#i32, 3, 1);
     Atomics.notify(this.#i32, 0);

@@ -38,6 +38,7 @@ Deno.test("mailbox: one delivery per message, in order, across slot and fallback
   assertEquals(got[5], { n: 6 });
   rx.close();
   tx.send({ n: 7 });
+  rx.fromPost(`8:${JSON.stringify({ n: 8 })}`);
   await new Promise((r) => setTimeout(r, 20));
   assertEquals(got.length, 6, "a closed receiver delivers nothing more");
 });
