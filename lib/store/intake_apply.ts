@@ -10,6 +10,7 @@
  */
 
 import { join } from "node:path";
+import { StoreError } from "./errors.ts";
 import { headOf } from "./validate.ts";
 import * as journal from "./journal_rows.ts";
 import * as undo from "./undo_rows.ts";
@@ -118,7 +119,11 @@ export class IntakeFolder {
       names = [...Deno.readDirSync(this.dir)].filter((e) => e.isFile).map((e) => e.name);
     } catch (e) {
       if (e instanceof Deno.errors.NotFound) return [];
-      throw e;
+      throw new StoreError(
+        "io_error",
+        `the journal intake ${this.dir} cannot be read (${(e as Error).message}); it must be ` +
+          `a directory the kernel can read and write`,
+      );
     }
     const parsed = names.map((n) => ({ n, p: parseIntakeName(n) }))
       .filter((x) =>

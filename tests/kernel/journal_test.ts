@@ -604,3 +604,37 @@ Deno.test(
     });
   },
 );
+
+Deno.test(
+  "an exec the intake cannot take still answers; the failure is reported, never hidden",
+  opts,
+  async () => {
+    await withDir(async (dir) => {
+      const errors: string[] = [];
+      const k = await start(dir, {
+        onError: (e) => errors.push(String((e as Error)?.message ?? e)),
+      });
+      try {
+        // The first session worker's intake file name is taken by a directory.
+        const token = [...Deno.readDirSync(join(dir, "state", "writers"))]
+          .map((e) => e.name.replace(/\.lock$/, ""))[0];
+        await Deno.mkdir(join(dir, "state", "intake", `${token}.1.0.log`), { recursive: true });
+        const c = await session(k);
+        const events: KernelEvent[] = [];
+        await c.subscribe("journal", (e) => events.push(e));
+        const r = await exec(c, "40 + 2");
+        assertEquals(r.value, { $: "int", v: 42 }, "the exec itself never fails");
+        await waitFor(() => errors.length > 0, 5000, "a reported journal error");
+        assert(errors.some((m) => /journal intake failed/.test(m)), errors.join("\n"));
+        await waitFor(
+          () => events.some((e) => (e.payload as R)?.error !== undefined),
+          5000,
+          "a journal event carrying the error",
+        );
+        c.close();
+      } finally {
+        await k.close();
+      }
+    });
+  },
+);

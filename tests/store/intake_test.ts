@@ -195,3 +195,17 @@ Deno.test("appends racing the journal thread's batches are all folded, none repo
     }
   });
 });
+
+Deno.test("an intake path that is not a directory is refused at open with a clear error", async () => {
+  await withTempDir(async (dir) => {
+    await Deno.writeTextFile(join(dir, "intake"), "not a directory");
+    await assert.rejects(
+      openStore(dir, { journalMode: "inline" }),
+      (e: Error & { code?: string }) => {
+        assert.equal(e.code, "io_error");
+        assert.match(e.message, /journal intake .* cannot be read/);
+        return true;
+      },
+    );
+  });
+});
