@@ -409,7 +409,8 @@ export class SessionJournal implements JournalPort {
       ? this.#valueOutputs.get(value)
       : undefined;
     // Retention may have collected the blob since (its rows expired): store it again then.
-    if (known?.ref !== undefined && !(await this.cas.has(known.ref).catch(() => false))) {
+    // Reusing it refreshes it, like a second put, so a GC run in progress keeps it.
+    if (known?.ref !== undefined && !(await this.cas.refresh(known.ref).catch(() => false))) {
       known = undefined;
     }
     if (known !== undefined) push(known);

@@ -234,6 +234,21 @@ export class ContentStore {
     }
   }
 
+  /**
+   * Mark a stored blob as just used (its mtime, as a second put of the same bytes would), so a
+   * GC run that scanned it before keeps it; false if it is not there.
+   */
+  async refresh(refOrHash: string): Promise<boolean> {
+    try {
+      const now = new Date();
+      await Deno.utime(this.pathOf(refOrHash), now, now);
+      return true;
+    } catch (e) {
+      if (e instanceof Deno.errors.NotFound) return false;
+      throw ioError(e, "refreshing a blob");
+    }
+  }
+
   /** True if a blob file exists for `hash` (not verified). */
   async has(refOrHash: string): Promise<boolean> {
     try {

@@ -349,3 +349,20 @@ Deno.test("concurrent puts of the same content all succeed with one file", async
     assert.deepEqual(await tempFiles(cas), []);
   });
 });
+
+Deno.test("refresh marks a stored blob as just used; false when it is gone", async () => {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-cas-refresh-" });
+  try {
+    const cas = await ContentStore.open(dir);
+    const r = await cas.put(new TextEncoder().encode("refresh me"));
+    const path = cas.pathOf(r.hash);
+    const old = new Date(Date.now() - 3_600_000);
+    await Deno.utime(path, old, old);
+    assert.equal(await cas.refresh(r.ref), true);
+    assert.ok((Deno.statSync(path).mtime?.getTime() ?? 0) > Date.now() - 60_000);
+    await Deno.remove(path);
+    assert.equal(await cas.refresh(r.ref), false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
