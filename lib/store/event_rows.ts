@@ -38,38 +38,111 @@ function scopeOf(scope: unknown): string {
   return v.text("scope", scope, 256);
 }
 
+/** A validated event, ready to store. */
+interface Checked {
+  channel: string;
+  scope: string;
+  payload: string;
+  ts: number;
+  want: number | null;
+}
+
+function check(e: EventInput): Checked {
+  if (typeof e !== "object" || e === null) throw invalid("an event must be an object");
+  return {
+    channel: channelName(e.channel),
+    scope: scopeOf(e.scope),
+    payload: v.json("payload", e.payload),
+    ts: e.ts === undefined ? Date.now() : v.ms("ts", e.ts),
+    want: e.seq === undefined ? null : v.count("seq", e.seq),
+  };
+}
+
+/** The stream's next seq as stored (its counter, or past its newest event). */
+function storedNext(c: Conn, channel: string, scope: string): number {
+  const row = c.stmt("SELECT next_seq FROM event_channel WHERE channel = ? AND scope = ?").get(
+    channel,
+    scope,
+  ) as { next_seq: number } | undefined;
+  return row ? row.next_seq : (c.stmt(
+    "SELECT coalesce(max(seq) + 1, 0) AS n FROM event WHERE channel = ? AND scope = ?",
+  ).get(channel, scope) as { n: number }).n;
+}
+
+function seqConflict(e: Checked, next: number): StoreError {
+  return new StoreError(
+    "event_seq_conflict",
+    `event ${e.channel}${
+      e.scope ? ` (${e.scope})` : ""
+    } seq ${e.want} is not the next one (${next}); another writer appended to this stream`,
+    { channel: e.channel, scope: e.scope, seq: e.want, next },
+  );
+}
+
+function insert(c: Conn, e: Checked, seq: number): void {
+  c.stmt("INSERT INTO event (channel, scope, seq, ts, payload) VALUES (?, ?, ?, ?, ?)")
+    .run(e.channel, e.scope, seq, e.ts, e.payload);
+}
+
+function setNext(c: Conn, channel: string, scope: string, next: number): void {
+  c.stmt(
+    `INSERT INTO event_channel (channel, scope, next_seq) VALUES (?, ?, ?)
+     ON CONFLICT (channel, scope) DO UPDATE SET next_seq = excluded.next_seq`,
+  ).run(channel, scope, next);
+}
+
 /** Append one event; returns its sequence number. Atomic on its own or inside a batch. */
 export function appendEvent(c: Conn, e: EventInput): AppendedEvent {
-  if (typeof e !== "object" || e === null) throw invalid("an event must be an object");
-  const channel = channelName(e.channel);
-  const scope = scopeOf(e.scope);
-  const payload = v.json("payload", e.payload);
-  const ts = e.ts === undefined ? Date.now() : v.ms("ts", e.ts);
-  const want = e.seq === undefined ? null : v.count("seq", e.seq);
+  const ev = check(e);
   return c.tx("appendEvent", () => {
-    const row = c.stmt("SELECT next_seq FROM event_channel WHERE channel = ? AND scope = ?").get(
-      channel,
-      scope,
-    ) as { next_seq: number } | undefined;
-    const seq = row ? row.next_seq : (c.stmt(
-      "SELECT coalesce(max(seq) + 1, 0) AS n FROM event WHERE channel = ? AND scope = ?",
-    ).get(channel, scope) as { n: number }).n;
-    if (want !== null && want !== seq) {
-      throw new StoreError(
-        "event_seq_conflict",
-        `event ${channel}${
-          scope ? ` (${scope})` : ""
-        } seq ${want} is not the next one (${seq}); another writer appended to this stream`,
-        { channel, scope, seq: want, next: seq },
-      );
-    }
-    c.stmt("INSERT INTO event (channel, scope, seq, ts, payload) VALUES (?, ?, ?, ?, ?)")
-      .run(channel, scope, seq, ts, payload);
-    c.stmt(
-      `INSERT INTO event_channel (channel, scope, next_seq) VALUES (?, ?, ?)
-       ON CONFLICT (channel, scope) DO UPDATE SET next_seq = excluded.next_seq`,
-    ).run(channel, scope, seq + 1);
-    return { channel, scope, seq, ts };
+    const seq = storedNext(c, ev.channel, ev.scope);
+    if (ev.want !== null && ev.want !== seq) throw seqConflict(ev, seq);
+    insert(c, ev, seq);
+    setNext(c, ev.channel, ev.scope, seq + 1);
+    return { channel: ev.channel, scope: ev.scope, seq, ts: ev.ts };
+  });
+}
+
+/** One slot of {@link appendEvents}: the appended event, or why this one was refused. */
+export type AppendOutcome =
+  | { ok: true; event: AppendedEvent }
+  | { ok: false; error: { code: string; message: string } };
+
+/**
+ * Append several events in one savepoint, each standing alone: an invalid event or a seq
+ * that is not its stream's next is refused in its slot and never drops another. Each
+ * stream's counter is read and written once per call, not once per event.
+ */
+export function appendEvents(c: Conn, list: readonly EventInput[]): AppendOutcome[] {
+  if (!Array.isArray(list)) throw invalid("events must be an array");
+  return c.tx("appendEvents", () => {
+    const next = new Map<string, { channel: string; scope: string; seq: number }>();
+    const out = list.map((e): AppendOutcome => {
+      let ev: Checked;
+      try {
+        ev = check(e);
+      } catch (err) {
+        const code = err instanceof StoreError ? err.code : "invalid_input";
+        return { ok: false, error: { code, message: (err as Error).message } };
+      }
+      const key = `${ev.scope}\u0000${ev.channel}`;
+      let st = next.get(key);
+      if (!st) {
+        st = { channel: ev.channel, scope: ev.scope, seq: storedNext(c, ev.channel, ev.scope) };
+        next.set(key, st);
+      }
+      if (ev.want !== null && ev.want !== st.seq) {
+        const se = seqConflict(ev, st.seq);
+        return { ok: false, error: { code: se.code, message: se.message } };
+      }
+      insert(c, ev, st.seq);
+      return {
+        ok: true,
+        event: { channel: ev.channel, scope: ev.scope, seq: st.seq++, ts: ev.ts },
+      };
+    });
+    for (const st of next.values()) setNext(c, st.channel, st.scope, st.seq);
+    return out;
   });
 }
 

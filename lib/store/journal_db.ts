@@ -208,16 +208,8 @@ export const JOURNAL_OPS = {
   appendEvent: (j: JournalDb, e: Parameters<typeof events.appendEvent>[1]) =>
     events.appendEvent(j.conn, e),
   /** Several appends in one transaction; each stands alone (one refused never drops another). */
-  appendEvents: (j: JournalDb, list: Parameters<typeof events.appendEvent>[1][]) =>
-    list.map((e) => {
-      try {
-        return { ok: true as const, event: events.appendEvent(j.conn, e) };
-      } catch (err) {
-        if (!j.conn.db.isTransaction) throw err; // the whole transaction is gone: all failed
-        const se = err instanceof StoreError ? err : fromSqlite(err, "appendEvent");
-        return { ok: false as const, error: { code: se.code, message: se.message } };
-      }
-    }),
+  appendEvents: (j: JournalDb, list: Parameters<typeof events.appendEvents>[1]) =>
+    events.appendEvents(j.conn, list),
   readSince: (
     j: JournalDb,
     channel: string,

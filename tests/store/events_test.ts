@@ -163,3 +163,33 @@ Deno.test("events passed to finishRequest are stored in the same transaction", a
     });
   });
 });
+
+Deno.test("appendMany: one batch, several streams; a refused event never drops another", async () => {
+  await withStore(async (store) => {
+    await store.events.append("journal", { a: 0 }, { scope: "s1" });
+    const r = await store.events.appendMany([
+      { channel: "journal", payload: { a: 1 }, scope: "s1", seq: 1 },
+      { channel: "session.transcript", payload: { n: 1 }, scope: "s1", seq: 0 },
+      { channel: "journal", payload: { a: 9 }, scope: "s1", seq: 7 }, // not the next one
+      { channel: "bad channel!", payload: {}, scope: "s1" }, // invalid
+      { channel: "journal", payload: { a: 2 }, scope: "s1", seq: 2 },
+      { channel: "journal", payload: { b: 0 }, scope: "s2" },
+    ]);
+    assert.deepEqual(r.map((x) => x.ok ? x.event.seq : x.error.code), [
+      1,
+      0,
+      "event_seq_conflict",
+      "invalid_input",
+      2,
+      0,
+    ]);
+    const s1 = await store.events.readSince("journal", null, 10, { scope: "s1" });
+    assert.deepEqual(s1.map((e) => [e.seq, e.payload]), [[0, { a: 0 }], [1, { a: 1 }], [2, {
+      a: 2,
+    }]]);
+    // The counters moved once per stream: the next appends continue densely.
+    assert.equal((await store.events.append("journal", {}, { scope: "s1" })).seq, 3);
+    assert.equal((await store.events.append("journal", {}, { scope: "s2" })).seq, 1);
+    assert.equal((await store.events.append("session.transcript", {}, { scope: "s1" })).seq, 1);
+  });
+});
