@@ -72,8 +72,16 @@ export class ExecLog {
       undo: rec.undo,
     };
     try {
-      if (o.row !== null) this.#w.append({ t: "x", row: o.row, ...finish });
-      else this.#w.append({ t: "f", ...finish });
+      if (o.row !== null) {
+        // Statement ASTs that are the program's own statements travel once, in the row.
+        const body = (o.row.ast as { body?: unknown[] } | null | undefined)?.body;
+        const fromBody = body !== undefined && rec.statements.length === body.length &&
+          rec.statements.every((st, i) => st.ast === body[i]);
+        if (fromBody) {
+          const statements = rec.statements.map((st) => ({ ...st, ast: undefined }));
+          this.#w.append({ t: "x", row: o.row, ...finish, statements, stmtAst: "body" });
+        } else this.#w.append({ t: "x", row: o.row, ...finish });
+      } else this.#w.append({ t: "f", ...finish });
       return { warnings, error: null };
     } catch (e) {
       return {

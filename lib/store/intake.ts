@@ -45,6 +45,8 @@ export interface IntakeFinish {
 export interface IntakeWhole extends Omit<IntakeFinish, "t"> {
   t: "x";
   row: BeginRequestInput;
+  /** `"body"`: statement i's AST is `row.ast.body[i]` (written once, not twice). */
+  stmtAst?: "body";
 }
 
 /** The segment is closed: nothing more will be appended to it. */

@@ -443,7 +443,11 @@ export class IntakeFolder {
     }
     let id: number;
     if (line.t === "x") {
-      id = journal.recordRequest(this.#c, this.#writer, line.row, line.result, line.statements);
+      const body = (line.row.ast as { body?: unknown[] } | null | undefined)?.body;
+      const statements = line.stmtAst === "body" && Array.isArray(body)
+        ? line.statements.map((st, i) => ({ ...st, ast: body[i] }))
+        : line.statements;
+      id = journal.recordRequest(this.#c, this.#writer, line.row, line.result, statements);
     } else if (line.t === "f") {
       const begun = pending[String(line.k)];
       if (begun === undefined) {

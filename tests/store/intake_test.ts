@@ -209,3 +209,34 @@ Deno.test("an intake path that is not a directory is refused at open with a clea
     );
   });
 });
+
+Deno.test("statement ASTs written once in the row are restored on every statement row", async () => {
+  await withTempDir(async (dir) => {
+    const store = await openStore(dir, { journalMode: "inline" });
+    try {
+      const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+      const stmtA = { type: "Expr", n: 1 };
+      const stmtB = { type: "Expr", n: 2 };
+      const row = { ...begin(1, "a; b").row, ast: { type: "Program", body: [stmtA, stmtB] } };
+      w.append({
+        t: "x",
+        k: 1,
+        row,
+        result: { status: "ok", ok: true, durationNs: 5 },
+        statements: [
+          { source: "a", status: "ok", ok: true, durationNs: 1 },
+          { source: "b", status: "ok", ok: true, durationNs: 1 },
+        ],
+        undo: [],
+        stmtAst: "body",
+      });
+      const r = await store.journal.intakeTake();
+      assert.deepEqual(r.errors, []);
+      const full = await store.journal.get(r.finished[0].id);
+      assert.deepEqual(full?.statements.map((st) => st.ast), [stmtA, stmtB]);
+      assert.deepEqual(full?.ast, row.ast);
+    } finally {
+      await store.close();
+    }
+  });
+});
