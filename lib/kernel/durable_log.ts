@@ -102,10 +102,9 @@ export class StoreDurableLog implements DurableLog {
         ),
       );
     this.#log.appendMany(batch).then(
-      (results) =>
-        results.forEach((r, i) => {
-          if (!r.ok) lost(batch[i], r.error.message);
-        }),
+      (refused) => {
+        for (const r of refused) lost(batch[r.index], r.message);
+      },
       (err) => {
         for (const ev of batch) lost(ev, (err as Error)?.message ?? String(err));
       },

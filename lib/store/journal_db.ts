@@ -209,7 +209,9 @@ export const JOURNAL_OPS = {
     events.appendEvent(j.conn, e),
   /** Several appends in one transaction; each stands alone (one refused never drops another). */
   appendEvents: (j: JournalDb, list: Parameters<typeof events.appendEvents>[1]) =>
-    events.appendEvents(j.conn, list),
+    events.appendEvents(j.conn, list).flatMap((r, index) =>
+      r.ok ? [] : [{ index, code: r.error.code, message: r.error.message }]
+    ),
   readSince: (
     j: JournalDb,
     channel: string,

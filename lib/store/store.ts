@@ -172,18 +172,15 @@ export class EventLog {
   }
 
   /**
-   * Append several events in one transaction (each stands alone: one refused, e.g. with
-   * `event_seq_conflict`, is reported in its slot and never drops another).
+   * Append several events in one transaction. Each stands alone: one refused (e.g. with
+   * `event_seq_conflict`) never drops another. Resolves with the refused ones only (by index
+   * into `list`), so a batch of thousands costs nothing to answer.
    */
   appendMany(
     list: ReadonlyArray<
       { channel: string; payload: unknown; scope?: string | null; ts?: number; seq?: number }
     >,
-  ): Promise<
-    Array<
-      { ok: true; event: AppendedEvent } | { ok: false; error: { code: string; message: string } }
-    >
-  > {
+  ): Promise<Array<{ index: number; code: string; message: string }>> {
     return this.#j.call("appendEvents", [...list]);
   }
 
