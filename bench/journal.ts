@@ -15,6 +15,7 @@
  */
 
 import { join } from "node:path";
+import { cpuUsage } from "node:process";
 import { KernelClient } from "../lib/client/client.ts";
 import { startKernel } from "../lib/kernel/server.ts";
 import {
@@ -361,21 +362,34 @@ export async function measureExecThroughput(
   makeRunner: (journal: boolean) => Promise<ExecRunner>,
   n = 500,
   source = "echo hi",
-): Promise<{ on: number; off: number; ratio: number }> {
+): Promise<{ on: number; off: number; ratio: number; cpuOn: number; cpuOff: number }> {
   const rate = async (journal: boolean) => {
     const runner = await makeRunner(journal);
     try {
       for (let i = 0; i < Math.min(50, n); i++) await runner.exec(source); // warm-up
-      const t0 = performance.now();
-      for (let i = 0; i < n; i++) await runner.exec(source);
-      return n / ((performance.now() - t0) / 1000);
+      return await timedExecs(n, async () => {
+        for (let i = 0; i < n; i++) await runner.exec(source);
+      });
     } finally {
       await runner.close();
     }
   };
   const off = await rate(false);
   const on = await rate(true);
-  return { on, off, ratio: on / off };
+  return { on: on.rate, off: off.rate, ratio: on.rate / off.rate, cpuOn: on.cpu, cpuOff: off.cpu };
+}
+
+/** Run `fn` (`n` execs): execs/s, and CPU µs per exec of this whole process (every thread). */
+async function timedExecs(
+  n: number,
+  fn: () => Promise<unknown>,
+): Promise<{ rate: number; cpu: number }> {
+  const c0 = cpuUsage();
+  const t0 = performance.now();
+  await fn();
+  const ms = performance.now() - t0;
+  const c = cpuUsage(c0);
+  return { rate: n / (ms / 1000), cpu: (c.user + c.system) / n };
 }
 
 /**
@@ -423,16 +437,15 @@ async function concurrentRate(
   source: string,
   n: number,
   inFlight: number,
-): Promise<number> {
+): Promise<{ rate: number; cpu: number }> {
   const runner = await makeRunner(journal);
   try {
     for (let i = 0; i < 50; i++) await runner.exec(source);
     let left = n;
-    const t0 = performance.now();
-    await Promise.all(Array.from({ length: inFlight }, async () => {
-      while (left-- > 0) await runner.exec(source);
-    }));
-    return n / ((performance.now() - t0) / 1000);
+    return await timedExecs(n, () =>
+      Promise.all(Array.from({ length: inFlight }, async () => {
+        while (left-- > 0) await runner.exec(source);
+      })));
   } finally {
     await runner.close();
   }
@@ -449,15 +462,23 @@ async function execThroughput(): Promise<void> {
       for (const [clients, inFlight] of [[1, 1], [8, 8]]) {
         const on: number[] = [];
         const off: number[] = [];
+        const cpuOn: number[] = [];
+        const cpuOff: number[] = [];
         for (let r = 0; r < RUNS; r++) {
           if (clients === 1) {
             const m = await measureExecThroughput(kernelRunners(1), 1000, source);
             on.push(m.on);
             off.push(m.off);
+            cpuOn.push(m.cpuOn);
+            cpuOff.push(m.cpuOff);
           } else {
             const mk = kernelRunners(clients);
-            off.push(await concurrentRate(mk, false, source, 2000, inFlight));
-            on.push(await concurrentRate(mk, true, source, 2000, inFlight));
+            const a = await concurrentRate(mk, false, source, 2000, inFlight);
+            const b = await concurrentRate(mk, true, source, 2000, inFlight);
+            off.push(a.rate);
+            on.push(b.rate);
+            cpuOff.push(a.cpu);
+            cpuOn.push(b.cpu);
           }
         }
         const a = median(off);
@@ -466,7 +487,9 @@ async function execThroughput(): Promise<void> {
           `  ${JSON.stringify(source).padEnd(28)} ${clients} ` +
             `session(s), ${inFlight} in flight: off ${fmt(a).padStart(6)} exec/s, on ${
               fmt(b).padStart(6)
-            } exec/s, ratio ${fmt(b / a, 3)}${b / a >= 0.8 ? "" : "  (over the 20 % target)"}`,
+            } exec/s, ratio ${fmt(b / a, 3)}${
+              b / a >= 0.8 ? "" : "  (over the 20 % target)"
+            }; CPU µs/exec off ${fmt(median(cpuOff))}, on ${fmt(median(cpuOn))}`,
         );
       }
     }
