@@ -10,7 +10,7 @@
  */
 
 import type { BeginRequestInput, IntakeWriter } from "../store/mod.ts";
-import type { ExecRecord, JournalDone } from "./journal_messages.ts";
+import { type ExecRecord, type JournalDone, outcomeOf } from "./journal_messages.ts";
 
 /** The running exec's log state. */
 interface Open {
@@ -58,16 +58,7 @@ export class ExecLog {
     if (o.error !== null) return { warnings, error: o.error };
     const finish = {
       k: o.k,
-      result: {
-        status: rec.status,
-        ok: rec.ok,
-        durationNs: rec.durationNs,
-        exitStatus: rec.exitStatus,
-        signal: rec.signal,
-        outputs: rec.outputs,
-        error: rec.error,
-        effects: rec.effects,
-      },
+      result: outcomeOf(rec),
       statements: rec.statements,
       undo: rec.undo,
     };

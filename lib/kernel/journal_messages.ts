@@ -8,7 +8,14 @@
  * @module
  */
 
-import type { Effect, ErrorInfo, OutputRecord, StatementInput, UndoCheck } from "../store/mod.ts";
+import type {
+  Effect,
+  ErrorInfo,
+  FinishRequestInput,
+  OutputRecord,
+  StatementInput,
+  UndoCheck,
+} from "../store/mod.ts";
 
 /** An undo inverse observed while an exec ran, ready to store (its prior bytes are in the CAS). */
 export type UndoIntent =
@@ -41,6 +48,20 @@ export interface ExecRecord {
   undo: UndoIntent[];
   /** Journal problems seen on the worker side (a CAS put failed…): reported, never hidden. */
   warnings: string[];
+}
+
+/** The request-row outcome of an exec record (what `finishRequest` takes). */
+export function outcomeOf(rec: ExecRecord): FinishRequestInput {
+  return {
+    status: rec.status,
+    ok: rec.ok,
+    durationNs: rec.durationNs,
+    exitStatus: rec.exitStatus,
+    signal: rec.signal,
+    outputs: rec.outputs,
+    error: rec.error,
+    effects: rec.effects,
+  };
 }
 
 /** Worker → main: a language `journal`/`history`/`undo` head needs the journal. */

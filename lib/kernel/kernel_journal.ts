@@ -29,7 +29,13 @@ import {
 import { HARD_CAP } from "../value/elide.ts";
 import type { EventBus } from "./event_bus.ts";
 import { StoreDurableLog } from "./durable_log.ts";
-import type { ExecRecord, JournalDone, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import {
+  type ExecRecord,
+  type JournalDone,
+  type JReplyMsg,
+  type JReqMsg,
+  outcomeOf,
+} from "./journal_messages.ts";
 import type { Task } from "./tasks.ts";
 import { applyUndo, UndoError } from "./undo_apply.ts";
 
@@ -234,16 +240,7 @@ export class KernelJournal {
         envHash: null,
         startedAt: Date.now(),
       });
-      await this.store.journal.finishRequest(id, {
-        status: rec.status,
-        ok: rec.ok,
-        durationNs: rec.durationNs,
-        exitStatus: rec.exitStatus,
-        signal: rec.signal,
-        outputs: rec.outputs,
-        error: rec.error,
-        effects: rec.effects,
-      });
+      await this.store.journal.finishRequest(id, outcomeOf(rec));
     } catch (e) {
       this.#report(t.session, "writing the row of a task that never ran failed", e);
       return;

@@ -172,17 +172,20 @@ function validStatements(statements: readonly StatementInput[]) {
 }
 
 /** The statement rows of request `id` (`row`: what they inherit from it); their ids. */
+/** What a statement row inherits from its request row. */
+interface Inherited {
+  session: string;
+  principal: string;
+  writer: string | null;
+  started_at: number;
+  cwd: string;
+  env_hash: string | null;
+}
+
 function insertStatements(
   c: Conn,
   id: number,
-  row: {
-    session: string;
-    principal: string;
-    writer: string | null;
-    started_at: number;
-    cwd: string;
-    env_hash: string | null;
-  },
+  row: Inherited,
   stmts: ReturnType<typeof validStatements>,
 ): number[] {
   const statementIds: number[] = [];
@@ -238,18 +241,7 @@ export function finishRequest(
   return c.tx("finishRequest", () => {
     const row = c.stmt(
       "SELECT kind, status, session, principal, writer, started_at, cwd, env_hash FROM journal WHERE id = ?",
-    ).get(id) as
-      | {
-        kind: EntryKind;
-        status: EntryStatus;
-        session: string;
-        principal: string;
-        writer: string | null;
-        started_at: number;
-        cwd: string;
-        env_hash: string | null;
-      }
-      | undefined;
+    ).get(id) as (Inherited & { kind: EntryKind; status: EntryStatus }) | undefined;
     if (!row) throw new StoreError("journal_not_found", `no journal entry ${id}`, { id });
     if (row.kind !== "request") {
       throw invalid(`journal entry ${id} is a statement; finish its request instead`, { id });

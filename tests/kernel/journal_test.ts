@@ -51,6 +51,23 @@ const exec = (c: KernelClient, src: string) => c.call<R>("exec", { src });
 const render = async (c: KernelClient, src: string) => String((await exec(c, src)).render);
 const query = (c: KernelClient, p: R = {}) => c.call<Entry[]>("journal.query", p);
 
+/** What a kernel reported to its `onError` (pass `onError` to `start`). */
+function reported() {
+  const errors: string[] = [];
+  return { errors, onError: (e: unknown) => errors.push(String((e as Error)?.message ?? e)) };
+}
+
+/** Subscribe to the journal channel; the returned wait resolves with the first `{error}`. */
+async function journalErrorEvent(c: KernelClient): Promise<() => Promise<R>> {
+  const events: KernelEvent[] = [];
+  await c.subscribe("journal", (e) => events.push(e));
+  const found = () => events.find((e) => (e.payload as R)?.error !== undefined);
+  return async () => {
+    await waitFor(() => found() !== undefined, 5000, "a journal event carrying the error");
+    return found()!.payload as R;
+  };
+}
+
 Deno.test(
   "every exec writes a request row with statement rows, outputs and effects",
   opts,
@@ -463,15 +480,11 @@ Deno.test(
   opts,
   async () => {
     await withDir(async (dir) => {
-      const errors: string[] = [];
-      const k = await start(dir, {
-        journalMaxBytes: 160 * 1024,
-        onError: (e) => errors.push(String((e as Error)?.message ?? e)),
-      });
+      const { errors, onError } = reported();
+      const k = await start(dir, { journalMaxBytes: 160 * 1024, onError });
       try {
         const c = await session(k);
-        const events: KernelEvent[] = [];
-        await c.subscribe("journal", (e) => events.push(e));
+        const errorEvent = await journalErrorEvent(c);
         // Big sources fill the capped database quickly.
         const filler = "x".repeat(8000);
         let answered = 0;
@@ -483,12 +496,7 @@ Deno.test(
         assertEquals(answered, 60);
         await waitFor(() => errors.length > 0, 5000, "a reported journal error");
         assert(errors.some((m) => /^journal: .*(full|journal_full)/i.test(m)), errors.join("\n"));
-        await waitFor(
-          () => events.some((e) => (e.payload as R)?.error !== undefined),
-          5000,
-          "a journal event carrying the error",
-        );
-        const err = events.find((e) => (e.payload as R).error)!.payload as R;
+        const err = await errorEvent();
         assertEquals((err.error as R).code, "journal_full");
         c.close();
       } finally {
@@ -610,27 +618,20 @@ Deno.test(
   opts,
   async () => {
     await withDir(async (dir) => {
-      const errors: string[] = [];
-      const k = await start(dir, {
-        onError: (e) => errors.push(String((e as Error)?.message ?? e)),
-      });
+      const { errors, onError } = reported();
+      const k = await start(dir, { onError });
       try {
         // The first session worker's intake file name is taken by a directory.
         const token = [...Deno.readDirSync(join(dir, "state", "writers"))]
           .map((e) => e.name.replace(/\.lock$/, ""))[0];
         await Deno.mkdir(join(dir, "state", "intake", `${token}.1.0.log`), { recursive: true });
         const c = await session(k);
-        const events: KernelEvent[] = [];
-        await c.subscribe("journal", (e) => events.push(e));
+        const errorEvent = await journalErrorEvent(c);
         const r = await exec(c, "40 + 2");
         assertEquals(r.value, { $: "int", v: 42 }, "the exec itself never fails");
         await waitFor(() => errors.length > 0, 5000, "a reported journal error");
         assert(errors.some((m) => /journal intake failed/.test(m)), errors.join("\n"));
-        await waitFor(
-          () => events.some((e) => (e.payload as R)?.error !== undefined),
-          5000,
-          "a journal event carrying the error",
-        );
+        await errorEvent();
         c.close();
       } finally {
         await k.close();
