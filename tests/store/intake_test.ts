@@ -240,3 +240,26 @@ Deno.test("statement ASTs written once in the row are restored on every statemen
     }
   });
 });
+
+Deno.test("a dead writer's partly folded intake resumes at its mark: nothing is applied twice", async () => {
+  await withTempDir(async (dir) => {
+    const a = await openStore(dir, { journalMode: "inline" });
+    const token = a.openInfo.intakeToken!;
+    const w = new IntakeWriter(a.intakeDir, token, 1);
+    w.append(begin(1, "one 1"));
+    w.append(finish(1));
+    w.append(begin(2, "two 2"));
+    await a.journal.intakeTake(); // folds all three; exec 2 stays running, pending in the mark
+    // Writer a dies without closing (its liveness lock goes with the process).
+    await Deno.remove(join(dir, "writers", `${token}.lock`));
+    const b = await openStore(dir, { journalMode: "inline" });
+    try {
+      assert.deepEqual(await rows(b), [["two 2", "unfinished"], ["one 1", "ok"]]);
+      assert.equal((await b.journal.query({ kind: "statement" })).length, 1, "no row twice");
+      assert.deepEqual([...Deno.readDirSync(b.intakeDir)].map((e) => e.name), []);
+    } finally {
+      await b.close();
+      await a.close();
+    }
+  });
+});
