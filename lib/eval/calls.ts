@@ -217,24 +217,7 @@ export function callUser(
     sc.declare(p.name, v);
   }
   if (def.rest !== undefined) sc.declare(def.rest.name, new ListV(pos.slice(np)));
-  // The body runs inline (not via runBody) to keep JS frames per Shoal call few.
-  ev.checkCancelled();
-  if (++ev.depth > MAX_DEPTH) {
-    ev.depth--;
-    throw recursionLimit(span);
-  }
-  if ((ev.depth & SEGMENT_MASK) === 0) return settleAsync(ev, hop(def, sc), span);
-  let r: MaybePromise<Value | Ctl>;
-  try {
-    r = def.body(sc);
-  } catch (e) {
-    ev.depth--;
-    throw e;
-  }
-  if (r instanceof Promise) return settleAsync(ev, r, span);
-  ev.depth--;
-  if (r instanceof Ctl) return finishBody(r, span);
-  return r;
+  return runBody(ev, def, sc, span);
 }
 
 /**
