@@ -2,6 +2,13 @@
 
 import { ok } from "node:assert/strict";
 import { ShoalError } from "../../lib/value/errors.ts";
+import { ListV, RecordV, type Value } from "../../lib/value/types.ts";
+
+/** A record from an object's fields, in their order. */
+export const rec = (o: Record<string, Value>): RecordV => new RecordV(new Map(Object.entries(o)));
+
+/** A list of the given items. */
+export const list = (...items: Value[]): ListV => new ListV(items);
 
 /** Assert that `f` throws a ShoalError with `code` whose msg or hint contains `needle`. */
 export function assertShoalError(f: () => unknown, code: string, needle?: string): ShoalError {

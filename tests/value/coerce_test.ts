@@ -25,7 +25,6 @@ import {
   OutcomeV,
   PathV,
   RangeV,
-  RecordV,
   RegexV,
   SecretV,
   SizeV,
@@ -36,7 +35,7 @@ import {
   type Value,
 } from "../../lib/value/types.ts";
 import type { CmdExpr } from "../../lib/syntax/ast.ts";
-import { assertShoalError } from "./_helpers.ts";
+import { assertShoalError, rec } from "./_helpers.ts";
 
 const ty = (name: string, ...args: TypeRef[]): TypeRef => ({
   name,
@@ -45,7 +44,6 @@ const ty = (name: string, ...args: TypeRef[]): TypeRef => ({
   span: [0, 0],
 });
 const opt = (t: TypeRef): TypeRef => ({ ...t, optional: true });
-const rec = (o: Record<string, Value>) => new RecordV(new Map(Object.entries(o)));
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const feed = (v: Value) => dec.decode(feedBytes(v));

@@ -10,11 +10,9 @@ import {
   ErrorV,
   FloatV,
   GlobV,
-  ListV,
   OutcomeV,
   PathV,
   RangeV,
-  RecordV,
   RegexV,
   SecretV,
   SizeV,
@@ -25,10 +23,8 @@ import {
   type Value,
 } from "../../lib/value/types.ts";
 import { parseDateTime } from "../../lib/value/datetime.ts";
-import { assertShoalError } from "./_helpers.ts";
+import { assertShoalError, list, rec } from "./_helpers.ts";
 
-const rec = (o: Record<string, Value>) => new RecordV(new Map(Object.entries(o)));
-const list = (...items: Value[]) => new ListV(items);
 const f = (x: number) => new FloatV(x);
 const dt = (s: string) => parseDateTime(s);
 

@@ -29,9 +29,8 @@ import {
   TimeV,
   type Value,
 } from "../../lib/value/types.ts";
-import { assertShoalError } from "./_helpers.ts";
+import { assertShoalError, rec } from "./_helpers.ts";
 
-const rec = (o: Record<string, Value>): RecordV => new RecordV(new Map(Object.entries(o)));
 const enc = new TextEncoder();
 
 Deno.test("parse: scalars, ints vs floats, exact big ints", () => {

@@ -35,10 +35,8 @@ import {
   TimeV,
   type Value,
 } from "../../lib/value/types.ts";
-import { assertShoalError } from "./_helpers.ts";
+import { assertShoalError, list, rec } from "./_helpers.ts";
 
-const rec = (o: Record<string, Value>) => new RecordV(new Map(Object.entries(o)));
-const list = (...items: Value[]) => new ListV(items);
 const S = 1_000_000_000n;
 const outcome = (
   status: number | null,

@@ -11,14 +11,13 @@ import {
   FloatV,
   ListV,
   OutcomeV,
-  RecordV,
   SizeV,
   TableV,
   TimeV,
   type Value,
 } from "../../lib/value/types.ts";
+import { rec } from "./_helpers.ts";
 
-const rec = (o: Record<string, Value>) => new RecordV(new Map(Object.entries(o)));
 const table = (n: number) =>
   new TableV(
     Array.from({ length: n }, (_, i) => rec({ name: `row${i}`, size: new SizeV(BigInt(i)) })),

@@ -1,9 +1,9 @@
 import { deepStrictEqual as eq, ok } from "node:assert/strict";
 import { renderInline } from "../../../lib/value/render.ts";
-import { FloatV, ListV, RecordV, TableV, type Value } from "../../../lib/value/types.ts";
+import { FloatV, ListV, type RecordV, TableV, type Value } from "../../../lib/value/types.ts";
 import { call, callWith, field, NsInterp, raises } from "./_host.ts";
+import { rec } from "../../value/_helpers.ts";
 
-const rec = (o: Record<string, Value>): RecordV => new RecordV(new Map(Object.entries(o)));
 const r = (v: Value): string => renderInline(v);
 const ip = new NsInterp();
 

@@ -6,13 +6,13 @@ import {
   ListV,
   OutcomeV,
   PathV,
-  RecordV,
+  type RecordV,
   TableV,
   type Value,
 } from "../../../lib/value/types.ts";
 import { call, raises } from "./_host.ts";
+import { rec } from "../../value/_helpers.ts";
 
-const rec = (o: Record<string, Value>): RecordV => new RecordV(new Map(Object.entries(o)));
 const r = (v: Value): string => renderInline(v);
 
 Deno.test("toml.parse: keys, tables, arrays, array-of-tables, ints vs floats", () => {
