@@ -47,6 +47,26 @@ async function session(k: KernelHandle, name = "main"): Promise<KernelClient> {
   return await client(k.path, name);
 }
 
+/** Run `fn` against a fresh kernel (state in a temp dir) and a client of its `main` session. */
+async function withKernel(
+  fn: (ctx: { dir: string; k: KernelHandle; c: KernelClient }) => Promise<void>,
+  extra: Partial<Parameters<typeof startKernel>[0]> = {},
+): Promise<void> {
+  await withDir(async (dir) => {
+    const k = await start(dir, extra);
+    try {
+      const c = await session(k);
+      try {
+        await fn({ dir, k, c });
+      } finally {
+        c.close();
+      }
+    } finally {
+      await k.close();
+    }
+  });
+}
+
 const exec = (c: KernelClient, src: string) => c.call<R>("exec", { src });
 const render = async (c: KernelClient, src: string) => String((await exec(c, src)).render);
 const query = (c: KernelClient, p: R = {}) => c.call<Entry[]>("journal.query", p);
@@ -72,56 +92,49 @@ Deno.test(
   "every exec writes a request row with statement rows, outputs and effects",
   opts,
   async () => {
-    await withDir(async (dir) => {
-      const k = await start(dir);
-      try {
-        const c = await session(k);
-        const t0 = Date.now() * 1e6;
-        await exec(c, "let x = 20\necho hi > a.txt\nx + 1");
-        await exec(c, "^true");
-        await rpcError(exec(c, "rm nothing-here.txt"));
-        await rpcError(exec(c, "1 +"));
-        const rows = await query(c);
-        assertEquals(rows.map((r) => r.src), [
-          "1 +",
-          "rm nothing-here.txt",
-          "^true",
-          "let x = 20\necho hi > a.txt\nx + 1",
-        ]);
-        const [parseErr, rmErr, spawn, first] = rows;
-        // The first exec: three statement rows linked by parent id, in order.
-        assertEquals(first.kind, "request");
-        assertEquals(first.state, "ok");
-        assertEquals(first.ok, true);
-        assertEquals(first.session, "main");
-        assertEquals(first.principal, `uid:${Deno.uid()}`);
-        assertEquals((first.cwd as R).display, join(dir, "work"));
-        assertMatch(String(first.env_hash), /^[0-9a-f]{64}$/);
-        assert((first.ts as number) >= t0 - 1e6 && typeof first.dur_ns === "number");
-        assertEquals((first.ast as R).kind, "Program");
-        assertEquals(first.effects, [{ kind: "fs_write", paths: [join(dir, "work", "a.txt")] }]);
-        const value = first.outputs.find((o) => o.kind === "value")!;
-        assertEquals(JSON.parse(String(value.preview)), { $: "int", v: 21 });
-        const one = await c.call<R & { statements: Entry[] }>("journal.get", { id: first.id });
-        assertEquals(one.statements.map((s) => [s.kind, s.parent_id, s.src, s.state]), [
-          ["statement", first.id, "let x = 20", "ok"],
-          ["statement", first.id, "echo hi > a.txt", "ok"],
-          ["statement", first.id, "x + 1", "ok"],
-        ]);
-        const stmts = await query(c, { kind: "statement" });
-        assertEquals(stmts.length, 5, "3 + 1 (^true) + 1 (rm); a parse error has none");
-        // External command: proc_spawn; failure rows keep the language error.
-        assertEquals(spawn.effects, [{ kind: "proc_spawn", bin_hash: "", argv0: "true" }]);
-        assertEquals(spawn.status, 0);
-        assertEquals(rmErr.state, "error");
-        assertEquals(rmErr.ok, false);
-        assertEquals((rmErr.error as R).code, "custom");
-        assertEquals(parseErr.ast, null);
-        assertEquals((parseErr.error as R).code, "parse_error");
-        c.close();
-      } finally {
-        await k.close();
-      }
+    await withKernel(async ({ dir, c }) => {
+      const t0 = Date.now() * 1e6;
+      await exec(c, "let x = 20\necho hi > a.txt\nx + 1");
+      await exec(c, "^true");
+      await rpcError(exec(c, "rm nothing-here.txt"));
+      await rpcError(exec(c, "1 +"));
+      const rows = await query(c);
+      assertEquals(rows.map((r) => r.src), [
+        "1 +",
+        "rm nothing-here.txt",
+        "^true",
+        "let x = 20\necho hi > a.txt\nx + 1",
+      ]);
+      const [parseErr, rmErr, spawn, first] = rows;
+      // The first exec: three statement rows linked by parent id, in order.
+      assertEquals(first.kind, "request");
+      assertEquals(first.state, "ok");
+      assertEquals(first.ok, true);
+      assertEquals(first.session, "main");
+      assertEquals(first.principal, `uid:${Deno.uid()}`);
+      assertEquals((first.cwd as R).display, join(dir, "work"));
+      assertMatch(String(first.env_hash), /^[0-9a-f]{64}$/);
+      assert((first.ts as number) >= t0 - 1e6 && typeof first.dur_ns === "number");
+      assertEquals((first.ast as R).kind, "Program");
+      assertEquals(first.effects, [{ kind: "fs_write", paths: [join(dir, "work", "a.txt")] }]);
+      const value = first.outputs.find((o) => o.kind === "value")!;
+      assertEquals(JSON.parse(String(value.preview)), { $: "int", v: 21 });
+      const one = await c.call<R & { statements: Entry[] }>("journal.get", { id: first.id });
+      assertEquals(one.statements.map((s) => [s.kind, s.parent_id, s.src, s.state]), [
+        ["statement", first.id, "let x = 20", "ok"],
+        ["statement", first.id, "echo hi > a.txt", "ok"],
+        ["statement", first.id, "x + 1", "ok"],
+      ]);
+      const stmts = await query(c, { kind: "statement" });
+      assertEquals(stmts.length, 5, "3 + 1 (^true) + 1 (rm); a parse error has none");
+      // External command: proc_spawn; failure rows keep the language error.
+      assertEquals(spawn.effects, [{ kind: "proc_spawn", bin_hash: "", argv0: "true" }]);
+      assertEquals(spawn.status, 0);
+      assertEquals(rmErr.state, "error");
+      assertEquals(rmErr.ok, false);
+      assertEquals((rmErr.error as R).code, "custom");
+      assertEquals(parseErr.ast, null);
+      assertEquals((parseErr.error as R).code, "parse_error");
     });
   },
 );
@@ -191,61 +204,54 @@ Deno.test(
   "blob.get: ranges bounded by the hard cap, JSON value blobs, corruption refused",
   opts,
   async (t) => {
-    await withDir(async (dir) => {
-      const k = await start(dir);
-      try {
-        const c = await session(k);
-        // A value bigger than an inline preview goes to the content store.
-        await exec(c, 'let big = (1..=5000).map(i => "row {i}")\nbig');
-        const [row] = await query(c, { limit: 1 });
-        const out = row.outputs.find((o) => o.kind === "value")!;
-        assertMatch(String(out.hash), /^[0-9a-f]{64}$/);
-        const hash = out.hash!;
-        await t.step("whole value blob comes back as its JSON", async () => {
-          const r = await c.call<R>("blob.get", { hash });
-          assertEquals(r.more, true, "over the 64 KiB cap: the first range only");
-          const small = await c.call<R>("blob.get", { hash: `val:blake3:${hash}`, length: 10 });
-          assertEquals(small.len, 10);
-          assertEquals(small.offset, 0);
-          assertEquals((small.value as R).$, "bytes");
-          assertEquals(
-            atob(String((small.value as R).v)),
-            String.fromCharCode(...new TextEncoder().encode('{"$":"list')),
-          );
-          const tail = await c.call<R>("blob.get", { hash, offset: (r.size as number) - 5 });
-          assertEquals(tail.len, 5);
-          assertEquals(tail.more, false);
-          const capped = await c.call<R>("blob.get", { hash, length: 10_000_000 });
-          assertEquals(capped.len, 65536, "length is clamped to the hard cap (D-8)");
-        });
-        await t.step("errors: missing hash, malformed, unknown, past the end", async () => {
-          const e1 = await rpcError(c.call("blob.get", {}));
-          assertEquals([e1.code, e1.message], [RPC.INVALID_PARAMS, "blob.get requires a hash"]);
-          assertEquals((await rpcError(c.call("blob.get", { hash: "zz" }))).code, RPC.UNKNOWN_REF);
-          const e3 = await rpcError(c.call("blob.get", { hash: "ab".repeat(32) }));
-          assertEquals([e3.code, e3.message], [RPC.UNKNOWN_REF, "unknown value hash"]);
-          assertEquals((e3.data as R).code, "not_found");
-          const e4 = await rpcError(c.call("blob.get", { hash, offset: 10_000_000 }));
-          assertEquals(e4.code, RPC.BAD_PATH_OR_SLICE);
-          assertEquals(
-            (await rpcError(c.call("blob.get", { hash, length: -1 }))).code,
-            RPC.INVALID_PARAMS,
-          );
-        });
-        await t.step("a blob corrupted on disk is refused, never served", async () => {
-          const file = join(dir, "state", "cas", hash.slice(0, 2), hash.slice(2));
-          const bytes = await Deno.readFile(file);
-          bytes[bytes.length - 3] ^= 0xff;
-          await Deno.writeFile(file, bytes);
-          const e = await rpcError(c.call("blob.get", { hash, offset: 0, length: 16 }));
-          assertEquals(e.code, RPC.UNKNOWN_REF);
-          assertEquals((e.data as R).code, "io_error");
-          assertEquals((e.data as R).store_code, "blob_corrupt");
-        });
-        c.close();
-      } finally {
-        await k.close();
-      }
+    await withKernel(async ({ dir, c }) => {
+      // A value bigger than an inline preview goes to the content store.
+      await exec(c, 'let big = (1..=5000).map(i => "row {i}")\nbig');
+      const [row] = await query(c, { limit: 1 });
+      const out = row.outputs.find((o) => o.kind === "value")!;
+      assertMatch(String(out.hash), /^[0-9a-f]{64}$/);
+      const hash = out.hash!;
+      await t.step("whole value blob comes back as its JSON", async () => {
+        const r = await c.call<R>("blob.get", { hash });
+        assertEquals(r.more, true, "over the 64 KiB cap: the first range only");
+        const small = await c.call<R>("blob.get", { hash: `val:blake3:${hash}`, length: 10 });
+        assertEquals(small.len, 10);
+        assertEquals(small.offset, 0);
+        assertEquals((small.value as R).$, "bytes");
+        assertEquals(
+          atob(String((small.value as R).v)),
+          String.fromCharCode(...new TextEncoder().encode('{"$":"list')),
+        );
+        const tail = await c.call<R>("blob.get", { hash, offset: (r.size as number) - 5 });
+        assertEquals(tail.len, 5);
+        assertEquals(tail.more, false);
+        const capped = await c.call<R>("blob.get", { hash, length: 10_000_000 });
+        assertEquals(capped.len, 65536, "length is clamped to the hard cap (D-8)");
+      });
+      await t.step("errors: missing hash, malformed, unknown, past the end", async () => {
+        const e1 = await rpcError(c.call("blob.get", {}));
+        assertEquals([e1.code, e1.message], [RPC.INVALID_PARAMS, "blob.get requires a hash"]);
+        assertEquals((await rpcError(c.call("blob.get", { hash: "zz" }))).code, RPC.UNKNOWN_REF);
+        const e3 = await rpcError(c.call("blob.get", { hash: "ab".repeat(32) }));
+        assertEquals([e3.code, e3.message], [RPC.UNKNOWN_REF, "unknown value hash"]);
+        assertEquals((e3.data as R).code, "not_found");
+        const e4 = await rpcError(c.call("blob.get", { hash, offset: 10_000_000 }));
+        assertEquals(e4.code, RPC.BAD_PATH_OR_SLICE);
+        assertEquals(
+          (await rpcError(c.call("blob.get", { hash, length: -1 }))).code,
+          RPC.INVALID_PARAMS,
+        );
+      });
+      await t.step("a blob corrupted on disk is refused, never served", async () => {
+        const file = join(dir, "state", "cas", hash.slice(0, 2), hash.slice(2));
+        const bytes = await Deno.readFile(file);
+        bytes[bytes.length - 3] ^= 0xff;
+        await Deno.writeFile(file, bytes);
+        const e = await rpcError(c.call("blob.get", { hash, offset: 0, length: 16 }));
+        assertEquals(e.code, RPC.UNKNOWN_REF);
+        assertEquals((e.data as R).code, "io_error");
+        assertEquals((e.data as R).store_code, "blob_corrupt");
+      });
     });
   },
 );
@@ -316,62 +322,55 @@ Deno.test(
   "undo in the language: trash move, restored bytes, move back; stale targets refused",
   opts,
   async (t) => {
-    await withDir(async (dir) => {
-      const k = await start(dir);
-      try {
-        const c = await session(k);
-        const work = join(dir, "work");
-        await t.step("rm then undo moves the file back", async () => {
-          await Deno.writeTextFile(join(work, "a.txt"), "A");
-          await exec(c, "rm a.txt");
-          assertEquals(await render(c, "path('a.txt').exists"), "false");
-          assertMatch(await render(c, "undo"), /trash_move/);
-          assertEquals(await Deno.readTextFile(join(work, "a.txt")), "A");
-        });
-        await t.step("> overwrite then undo ID restores the prior bytes", async () => {
-          await exec(c, "echo one > b.txt");
-          await exec(c, "echo two > b.txt");
-          const [row] = await query(c, { limit: 1 });
-          await exec(c, "echo unrelated > c.txt");
-          assertMatch(await render(c, `undo ${row.id}`), /restore_bytes/);
-          assertEquals(await Deno.readTextFile(join(work, "b.txt")), "one\n");
-          const e = await rpcError(exec(c, `undo ${row.id}`));
-          assertEquals((e.data as R).code, "stale_undo", "already undone");
-        });
-        await t.step("mv then undo moves it back", async () => {
-          await exec(c, "mv b.txt d.txt");
-          await render(c, "undo");
-          assertEquals(await Deno.readTextFile(join(work, "b.txt")), "one\n");
-        });
-        await t.step("a changed target is stale: nothing is touched", async () => {
-          await exec(c, "echo first > e.txt");
-          await exec(c, "echo second > e.txt");
-          await Deno.writeTextFile(join(work, "e.txt"), "edited by someone else\n");
-          const e = await rpcError(exec(c, "undo"));
-          assertEquals((e.data as R).code, "stale_undo");
-          assertEquals(await Deno.readTextFile(join(work, "e.txt")), "edited by someone else\n");
-          await Deno.writeTextFile(join(work, "g.txt"), "G");
-          await exec(c, "rm g.txt");
-          await Deno.writeTextFile(join(work, "g.txt"), "new file in the way");
-          const e2 = await rpcError(exec(c, "undo"));
-          assertEquals((e2.data as R).code, "stale_undo");
-          assertMatch(e2.message, /something now exists/);
-          assertEquals(await Deno.readTextFile(join(work, "g.txt")), "new file in the way");
-        });
-        await t.step("undo errors: no such entry, bad id", async () => {
-          assertEquals(((await rpcError(exec(c, "undo 999999"))).data as R).code, "not_found");
-          assertEquals(((await rpcError(exec(c, "undo x"))).data as R).code, "arg_error");
-        });
-        await t.step("journal/history heads read the journal", async () => {
-          const v = await exec(c, "journal --head=rm --limit=1");
-          assertMatch(String(v.render), /rm g\.txt/);
-          const h = await exec(c, "(history --limit=3).len()");
-          assertEquals(h.value, { $: "int", v: 3 });
-        });
-        c.close();
-      } finally {
-        await k.close();
-      }
+    await withKernel(async ({ dir, c }) => {
+      const work = join(dir, "work");
+      await t.step("rm then undo moves the file back", async () => {
+        await Deno.writeTextFile(join(work, "a.txt"), "A");
+        await exec(c, "rm a.txt");
+        assertEquals(await render(c, "path('a.txt').exists"), "false");
+        assertMatch(await render(c, "undo"), /trash_move/);
+        assertEquals(await Deno.readTextFile(join(work, "a.txt")), "A");
+      });
+      await t.step("> overwrite then undo ID restores the prior bytes", async () => {
+        await exec(c, "echo one > b.txt");
+        await exec(c, "echo two > b.txt");
+        const [row] = await query(c, { limit: 1 });
+        await exec(c, "echo unrelated > c.txt");
+        assertMatch(await render(c, `undo ${row.id}`), /restore_bytes/);
+        assertEquals(await Deno.readTextFile(join(work, "b.txt")), "one\n");
+        const e = await rpcError(exec(c, `undo ${row.id}`));
+        assertEquals((e.data as R).code, "stale_undo", "already undone");
+      });
+      await t.step("mv then undo moves it back", async () => {
+        await exec(c, "mv b.txt d.txt");
+        await render(c, "undo");
+        assertEquals(await Deno.readTextFile(join(work, "b.txt")), "one\n");
+      });
+      await t.step("a changed target is stale: nothing is touched", async () => {
+        await exec(c, "echo first > e.txt");
+        await exec(c, "echo second > e.txt");
+        await Deno.writeTextFile(join(work, "e.txt"), "edited by someone else\n");
+        const e = await rpcError(exec(c, "undo"));
+        assertEquals((e.data as R).code, "stale_undo");
+        assertEquals(await Deno.readTextFile(join(work, "e.txt")), "edited by someone else\n");
+        await Deno.writeTextFile(join(work, "g.txt"), "G");
+        await exec(c, "rm g.txt");
+        await Deno.writeTextFile(join(work, "g.txt"), "new file in the way");
+        const e2 = await rpcError(exec(c, "undo"));
+        assertEquals((e2.data as R).code, "stale_undo");
+        assertMatch(e2.message, /something now exists/);
+        assertEquals(await Deno.readTextFile(join(work, "g.txt")), "new file in the way");
+      });
+      await t.step("undo errors: no such entry, bad id", async () => {
+        assertEquals(((await rpcError(exec(c, "undo 999999"))).data as R).code, "not_found");
+        assertEquals(((await rpcError(exec(c, "undo x"))).data as R).code, "arg_error");
+      });
+      await t.step("journal/history heads read the journal", async () => {
+        const v = await exec(c, "journal --head=rm --limit=1");
+        assertMatch(String(v.render), /rm g\.txt/);
+        const h = await exec(c, "(history --limit=3).len()");
+        assertEquals(h.value, { $: "int", v: 3 });
+      });
     });
   },
 );
@@ -535,24 +534,17 @@ Deno.test(
   "effects derived from the fs builtins: mkdir, touch, cp write; rm deletes",
   opts,
   async () => {
-    await withDir(async (dir) => {
-      const k = await start(dir);
-      try {
-        const c = await session(k);
-        const w = join(dir, "work");
-        await exec(c, "mkdir d\ntouch d/a.txt\ncp d/a.txt d/b.txt\nrm --permanent d/a.txt");
-        const [row] = await query(c, { limit: 1 });
-        assertEquals(row.effects, [
-          { kind: "fs_write", paths: [join(w, "d")] },
-          { kind: "fs_write", paths: [join(w, "d", "a.txt")] },
-          { kind: "fs_write", paths: [join(w, "d", "b.txt")] },
-          { kind: "fs_delete", paths: [join(w, "d", "a.txt")] },
-        ]);
-        assertEquals((await query(c, { effects: ["fs_delete", "fs_write"] })).length, 1);
-        c.close();
-      } finally {
-        await k.close();
-      }
+    await withKernel(async ({ dir, c }) => {
+      const w = join(dir, "work");
+      await exec(c, "mkdir d\ntouch d/a.txt\ncp d/a.txt d/b.txt\nrm --permanent d/a.txt");
+      const [row] = await query(c, { limit: 1 });
+      assertEquals(row.effects, [
+        { kind: "fs_write", paths: [join(w, "d")] },
+        { kind: "fs_write", paths: [join(w, "d", "a.txt")] },
+        { kind: "fs_write", paths: [join(w, "d", "b.txt")] },
+        { kind: "fs_delete", paths: [join(w, "d", "a.txt")] },
+      ]);
+      assertEquals((await query(c, { effects: ["fs_delete", "fs_write"] })).length, 1);
     });
   },
 );
@@ -587,28 +579,22 @@ Deno.test(
   "a big value shown again names its stored blob, and stores it again if retention removed it",
   opts,
   async () => {
-    await withDir(async (dir) => {
-      const k = await start(dir);
-      try {
-        const c = await session(k);
-        await exec(c, "let t = (0..5000).map(i => {a: i, b: 'row {i}'})");
-        await exec(c, "t");
-        const valueHash = (e: Entry) => e.outputs.find((o) => o.kind === "value")?.hash;
-        const [first] = (await query(c, { limit: 1 })).map(valueHash);
-        assert(first, "the big value went to the content store");
-        // The blob disappears behind the session's back (as a retention run would remove it).
-        // (The content store keeps a blob at cas/<first two hex>/<the rest>.)
-        await Deno.remove(join(dir, "state", "cas", first.slice(0, 2), first.slice(2)));
-        await exec(c, "t");
-        await exec(c, "t.take(4000)");
-        const [other, again] = (await query(c, { limit: 2 })).map(valueHash);
-        assertEquals(again, first, "shown again: the same content, the same blob");
-        assert(other && other !== first, "another value: another blob");
-        const blob = await c.call<R>("blob.get", { hash: first, length: 16 });
-        assert(blob, "the blob is there again");
-      } finally {
-        await k.close();
-      }
+    await withKernel(async ({ dir, c }) => {
+      await exec(c, "let t = (0..5000).map(i => {a: i, b: 'row {i}'})");
+      await exec(c, "t");
+      const valueHash = (e: Entry) => e.outputs.find((o) => o.kind === "value")?.hash;
+      const [first] = (await query(c, { limit: 1 })).map(valueHash);
+      assert(first, "the big value went to the content store");
+      // The blob disappears behind the session's back (as a retention run would remove it).
+      // (The content store keeps a blob at cas/<first two hex>/<the rest>.)
+      await Deno.remove(join(dir, "state", "cas", first.slice(0, 2), first.slice(2)));
+      await exec(c, "t");
+      await exec(c, "t.take(4000)");
+      const [other, again] = (await query(c, { limit: 2 })).map(valueHash);
+      assertEquals(again, first, "shown again: the same content, the same blob");
+      assert(other && other !== first, "another value: another blob");
+      const blob = await c.call<R>("blob.get", { hash: first, length: 16 });
+      assert(blob, "the blob is there again");
     });
   },
 );
