@@ -215,6 +215,14 @@ export class Lexer {
         return this.tok("Newline", p, p + 1);
       case 59: // ;
         return this.tok("Semi", p, p + 1);
+      case 40:
+        return this.tok("LParen", p, p + 1);
+      case 41:
+        return this.tok("RParen", p, p + 1);
+      case 123:
+        return this.tok("LBrace", p, p + 1);
+      case 125:
+        return this.tok("RBrace", p, p + 1);
       case 34: // "
       case 39: { // '
         const str = lexQuoted(this, p);
@@ -261,18 +269,10 @@ export class Lexer {
     const c = this.ch(p);
     const n = this.ch(p + 1);
     switch (c) {
-      case 40:
-        return this.tok("LParen", p, p + 1);
-      case 41:
-        return this.tok("RParen", p, p + 1);
       case 91:
         return this.tok("LBracket", p, p + 1);
       case 93:
         return this.tok("RBracket", p, p + 1);
-      case 123:
-        return this.tok("LBrace", p, p + 1);
-      case 125:
-        return this.tok("RBrace", p, p + 1);
       case 44:
         return this.tok("Comma", p, p + 1);
       case 58:
@@ -366,14 +366,6 @@ export class Lexer {
     const c = this.ch(p);
     const n = this.ch(p + 1);
     switch (c) {
-      case 40:
-        return this.tok("LParen", p, p + 1);
-      case 41:
-        return this.tok("RParen", p, p + 1);
-      case 123:
-        return this.tok("LBrace", p, p + 1);
-      case 125:
-        return this.tok("RBrace", p, p + 1);
       case 62: // >
         return n === 62 ? this.tok("RedirAppend", p, p + 2) : this.tok("RedirOut", p, p + 1);
       case 60: // <
