@@ -20,6 +20,7 @@
  */
 
 import { openStore, type Store } from "../store/mod.ts";
+import { SIZE_UNITS } from "../value/units.ts";
 import { defaultStateDir } from "./cli.ts";
 import { entryJson } from "./kernel_journal.ts";
 import { applyUndo, UndoError } from "./undo_apply.ts";
@@ -90,27 +91,15 @@ export function parseDuration(text: string): number {
   return Math.round(Number(m[1]) * UNITS_MS[m[2]]);
 }
 
-const SIZE_UNITS: Record<string, number> = {
-  "": 1,
-  b: 1,
-  kb: 1e3,
-  mb: 1e6,
-  gb: 1e9,
-  tb: 1e12,
-  kib: 1024,
-  mib: 1024 ** 2,
-  gib: 1024 ** 3,
-  tib: 1024 ** 4,
-};
-
 /** `500mb`, `1gib`, `4096` → bytes. */
 export function parseSize(text: string): number {
   const m = /^([0-9]+(?:\.[0-9]+)?)([a-z]*)$/i.exec(text.trim());
   const unit = m?.[2].toLowerCase() ?? "";
-  if (!m || !(unit in SIZE_UNITS)) {
+  const mult = unit === "" ? 1n : SIZE_UNITS.get(unit);
+  if (!m || mult === undefined) {
     throw new UsageError(`not a size: ${JSON.stringify(text)} (use e.g. 500mb, 2gib, 1048576)`);
   }
-  return Math.round(Number(m[1]) * SIZE_UNITS[unit]);
+  return Math.round(Number(m[1]) * Number(mult));
 }
 
 /** A time bound: a duration ago, an RFC 3339 time, or ns since the epoch → ms. */

@@ -4,35 +4,8 @@
  */
 
 import { isDigit, isIdentChar, type Lexer, type Token } from "./lexer.ts";
-
-const I64_MAX = 9223372036854775807n;
-const I64_MIN = -9223372036854775808n;
-const U64_MAX = 18446744073709551615n;
-
-/** Size unit multipliers in bytes. */
-const SIZE_UNITS: Record<string, number> = {
-  b: 1,
-  kb: 1e3,
-  mb: 1e6,
-  gb: 1e9,
-  tb: 1e12,
-  kib: 1024,
-  mib: 1024 ** 2,
-  gib: 1024 ** 3,
-  tib: 1024 ** 4,
-};
-
-/** Duration unit multipliers in nanoseconds. */
-const DURATION_UNITS: Record<string, number> = {
-  ns: 1,
-  us: 1e3,
-  ms: 1e6,
-  s: 1e9,
-  m: 60e9,
-  h: 3600e9,
-  d: 86400e9,
-  w: 604800e9,
-};
+import { DURATION_UNITS, SIZE_UNITS } from "../value/units.ts";
+import { I64_MAX, I64_MIN, U64_MAX } from "../value/types.ts";
 
 const UNIT_HINT = "size units: b kb mb gb tb kib mib gib tib; duration units: ns us ms s m h d w";
 
@@ -128,13 +101,13 @@ export function lexNumber(lx: Lexer, p: number): Token {
       );
     }
     const num = Number(text);
-    const sm = SIZE_UNITS[unit];
+    const sm = SIZE_UNITS.get(unit);
     if (sm !== undefined) {
-      return { k: "Size", s: p, e: u, text: saturate(num * sm, 0n, U64_MAX) };
+      return { k: "Size", s: p, e: u, text: saturate(num * Number(sm), 0n, U64_MAX) };
     }
-    const dm = DURATION_UNITS[unit];
+    const dm = DURATION_UNITS.get(unit);
     if (dm !== undefined) {
-      return { k: "Duration", s: p, e: u, text: saturate(num * dm, I64_MIN, I64_MAX) };
+      return { k: "Duration", s: p, e: u, text: saturate(num * Number(dm), I64_MIN, I64_MAX) };
     }
     throw lx.err(`unknown unit \`${unit}\` on numeric literal`, q, u, UNIT_HINT);
   }
