@@ -31,7 +31,7 @@ import type { Token } from "./lexer.ts";
 import { INTERP_HEADS, type Parser, RESERVED } from "./parser.ts";
 import { langBlockFollows, stmtList } from "./parse_stmt.ts";
 import { atCommandHead, commandChain, parseCommand, parseExprOrCommand } from "./parse_cmd.ts";
-import { parsePattern, patternBinders } from "./parse_pattern.ts";
+import { fieldName, parsePattern, patternBinders } from "./parse_pattern.ts";
 
 const PIPE_HINT =
   "chain methods instead: ls.where(.size > 1mb); send bytes with .feed(cmd); or use sh { … }";
@@ -723,13 +723,8 @@ function parseRecord(p: Parser): Expr {
     const fields: RecordField[] = [];
     for (;;) {
       p.skipNl();
-      const kt = p.peek();
-      if (kt.k === "RBrace") break;
-      let key: string;
-      if (kt.k === "Ident") key = kt.text!;
-      else if (kt.k === "Str" && kt.str!.holes.length === 0) key = kt.str!.segs[0];
-      else throw p.expected("a field name", kt);
-      p.take(kt);
+      if (p.peek().k === "RBrace") break;
+      const { key, tok: kt } = fieldName(p, "a field name");
       p.expect("Colon", `\`:\` after the field name \`${key}\``);
       p.skipNl();
       const value = parseExpr(p);

@@ -2,6 +2,18 @@
 
 import type { ListPattern, Pattern, RecordPatternField } from "./ast.ts";
 import type { Parser } from "./parser.ts";
+import type { Token } from "./lexer.ts";
+
+/** Take a record field name (an identifier or a string without holes): `expected(what)` else. */
+export function fieldName(p: Parser, what: string): { key: string; tok: Token } {
+  const tok = p.peek();
+  let key: string;
+  if (tok.k === "Ident") key = tok.text!;
+  else if (tok.k === "Str" && tok.str!.holes.length === 0) key = tok.str!.segs[0];
+  else throw p.expected(what, tok);
+  p.take(tok);
+  return { key, tok };
+}
 
 /** Runtime type names usable in `TYPE binder` patterns (language §4). */
 export const TYPE_NAMES = new Set([
@@ -136,13 +148,8 @@ function recordPattern(p: Parser): Pattern {
   const fields: RecordPatternField[] = [];
   for (;;) {
     p.skipNl();
-    const kt = p.peek();
-    if (kt.k === "RBrace") break;
-    let key: string;
-    if (kt.k === "Ident") key = kt.text!;
-    else if (kt.k === "Str" && kt.str!.holes.length === 0) key = kt.str!.segs[0];
-    else throw p.expected("a field name in the record pattern", kt);
-    p.take(kt);
+    if (p.peek().k === "RBrace") break;
+    const { key, tok: kt } = fieldName(p, "a field name in the record pattern");
     const f: RecordPatternField = { key, span: [kt.s, kt.e] };
     if (p.peek().k === "Colon") {
       p.take(p.peek());
