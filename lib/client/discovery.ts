@@ -39,3 +39,14 @@ export function socketPath(input: DiscoveryInput = {}): string {
   if (tmp) return join(tmp, `shoal-${euid}`, "shoal", file);
   return join("/tmp", `shoal-${euid}`, "shoal", file);
 }
+
+/** True when something accepts connections on the Unix socket at `path`. */
+export async function socketAnswers(path: string): Promise<boolean> {
+  try {
+    const c = await Deno.connect({ transport: "unix", path });
+    c.close();
+    return true;
+  } catch {
+    return false;
+  }
+}

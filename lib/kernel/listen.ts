@@ -10,6 +10,7 @@
  */
 
 import { basename, dirname, join } from "node:path";
+import { socketAnswers } from "../client/discovery.ts";
 
 /** Why the kernel refused to start (exit 1 with this message). */
 export class ListenError extends Error {
@@ -50,15 +51,7 @@ function lockStartup(lockPath: string): () => void {
 }
 
 /** True when something accepts connections at `path`. */
-export async function isLive(path: string): Promise<boolean> {
-  try {
-    const c = await Deno.connect({ transport: "unix", path });
-    c.close();
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const isLive: (path: string) => Promise<boolean> = socketAnswers;
 
 async function prepareDir(dir: string): Promise<void> {
   try {

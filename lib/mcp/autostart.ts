@@ -8,6 +8,7 @@
 
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { socketAnswers } from "../client/discovery.ts";
 
 /** How often and how long to poll for the new kernel (Deno start-up dominates). */
 const POLL_MS = 50;
@@ -15,15 +16,7 @@ const POLL_MS = 50;
 export const AUTOSTART_WINDOW_MS = 15_000;
 
 /** True when something accepts connections on `path`. */
-export async function kernelAnswers(path: string): Promise<boolean> {
-  try {
-    const c = await Deno.connect({ transport: "unix", path });
-    c.close();
-    return true;
-  } catch {
-    return false;
-  }
-}
+export const kernelAnswers: (path: string) => Promise<boolean> = socketAnswers;
 
 /** The command that starts a kernel on `socket` from this distribution. */
 export function kernelCommand(socket: string): { cmd: string; args: string[] } {
