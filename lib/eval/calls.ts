@@ -401,21 +401,28 @@ export function callClosureFromCommand(
   const b: CmdBinding = { pos: [], named: new Map(), help: false };
   const typeOf = (name: string): TypeRef | undefined =>
     def?.params.find((p) => p.name === name)?.type;
+  // A named value: set now (null), or once it resolves, then go on from word `next`.
+  const setNamed = (
+    key: string,
+    r: MaybePromise<Value>,
+    next: number,
+  ): Promise<CmdBinding> | null => {
+    if (!(r instanceof Promise)) {
+      b.named.set(key, r);
+      return null;
+    }
+    return r.then((v) => {
+      b.named.set(key, v);
+      return step(next);
+    });
+  };
   const step = (i: number): MaybePromise<CmdBinding> => {
     for (; i < args.length; i++) {
       const a = args[i];
       if (a.kind === "FlagLong") {
         if (a.value !== undefined) {
-          const key = a.name;
-          const r = ev.wordValue(a.value, sc);
-          if (r instanceof Promise) {
-            const next = i + 1;
-            return r.then((v) => {
-              b.named.set(key, v);
-              return step(next);
-            });
-          }
-          b.named.set(key, r);
+          const r = setNamed(a.name, ev.wordValue(a.value, sc), i + 1);
+          if (r !== null) return r;
           continue;
         }
         if (a.name === "help" && !(def?.paramNames.has("help"))) {
@@ -428,17 +435,9 @@ export function callClosureFromCommand(
           if (nextArg === undefined) {
             throw fail("arg_error", `--${a.raw} requires a value`, null, a.span);
           }
-          const key = a.name;
-          const r = ev.wordValue(nextArg, sc);
+          const r = setNamed(a.name, ev.wordValue(nextArg, sc), i + 2);
+          if (r !== null) return r;
           i++;
-          if (r instanceof Promise) {
-            const next = i + 1;
-            return r.then((v) => {
-              b.named.set(key, v);
-              return step(next);
-            });
-          }
-          b.named.set(key, r);
           continue;
         }
         b.named.set(a.name, true);
