@@ -5,7 +5,7 @@
  */
 
 import { BytesV, ListV, OutcomeV, RecordV, TableV, typeName, type Value } from "./types.ts";
-import { encodeBounded, utf8Length, type Wire } from "./wire.ts";
+import { encodeBounded, outcomeMetaWire, utf8Length, type Wire } from "./wire.ts";
 import { renderBlock } from "./render.ts";
 
 /** Per-call elision overrides (wire names). */
@@ -163,20 +163,11 @@ function elideOutcome(
     ? lossy.decode(o.stderr.subarray(0, PREVIEW_CHARS))
     : lossy.decode(o.stderr);
   if (utf8Length(err) > b.maxBytesRaw) err = [...err].slice(0, PREVIEW_CHARS).join("");
-  const w: Wire = {
-    $: "outcome",
-    status: o.status,
-    ok: o.ok,
-    signal: o.signal,
-    err,
-    dur_ns: Number(o.durNs),
-    pid: o.pid,
-    cmd: o.cmd.length > PREVIEW_CHARS * 4 ? o.cmd.slice(0, PREVIEW_CHARS * 4) + "…" : o.cmd,
-  };
+  const cmd = o.cmd.length > PREVIEW_CHARS * 4 ? o.cmd.slice(0, PREVIEW_CHARS * 4) + "…" : o.cmd;
+  const w = outcomeMetaWire(o, err, cmd);
   if (o.stderr.length > b.maxBytesRaw) {
     w.err_ref = { uri: uriWithPath(uri, "stderr"), n: o.stderr.length };
   }
-  if (o.span) w.span = { start: o.span[0], end: o.span[1] };
   let out: Value;
   try {
     out = outcomeOut(o);

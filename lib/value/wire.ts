@@ -251,12 +251,8 @@ function encodeError(e: ErrorV, m: Meter): Wire {
 
 const lossy = new TextDecoder("utf-8", { fatal: false });
 
-/** The metadata members of an outcome (everything but `out`). */
-function outcomeMeta(o: OutcomeV, m: Meter): Wire {
-  const err = lossy.decode(o.stderr);
-  m.str(err);
-  m.str(o.cmd);
-  m.add(96);
+/** The metadata members of an outcome (everything but `out`), with `err` and `cmd` as given. */
+export function outcomeMetaWire(o: OutcomeV, err: string, cmd: string): Wire {
   const w: Wire = {
     $: "outcome",
     status: o.status,
@@ -265,10 +261,19 @@ function outcomeMeta(o: OutcomeV, m: Meter): Wire {
     err,
     dur_ns: intJson(mkInt(o.durNs)),
     pid: o.pid,
-    cmd: o.cmd,
+    cmd,
   };
   if (o.span) w.span = spanJson(o.span);
   return w;
+}
+
+/** The metadata members of an outcome, metered. */
+function outcomeMeta(o: OutcomeV, m: Meter): Wire {
+  const err = lossy.decode(o.stderr);
+  m.str(err);
+  m.str(o.cmd);
+  m.add(96);
+  return outcomeMetaWire(o, err, o.cmd);
 }
 
 function encodeOutcome(
