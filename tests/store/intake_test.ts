@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { type IntakeFinish, IntakeWriter, openStore, type Store } from "../../lib/store/mod.ts";
-import { withTempDir } from "./_helpers.ts";
+import { withStore, withTempDir } from "./_helpers.ts";
 
 const begin = (k: number, source: string) => ({
   t: "b" as const,
@@ -28,75 +28,60 @@ async function rows(store: Store) {
 }
 
 Deno.test("intake lines fold into rows with their statements; reads see them at once", async () => {
-  await withTempDir(async (dir) => {
-    const store = await openStore(dir, { journalMode: "inline" });
-    try {
-      const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
-      w.append(begin(1, "a 1"));
-      w.append(finish(1));
-      w.append(begin(2, "b 2"));
-      // No explicit fold: a read folds first (read-your-writes across the intake).
-      assert.deepEqual(await rows(store), [["b 2", "running"], ["a 1", "ok"]]);
-      w.append(finish(2, false));
-      const r = await store.journal.intakeTake();
-      assert.deepEqual(r.errors, []);
-      assert.deepEqual(r.finished.map((n) => [n.head, n.ok, n.session]), [
-        ["a", true, "s"],
-        ["b", false, "s"],
-      ]);
-      assert.deepEqual(await rows(store), [["b 2", "error"], ["a 1", "ok"]]);
-      const full = await store.journal.get(r.finished[0].id);
-      assert.equal(full?.statements.length, 1);
-      // Folding again applies nothing twice.
-      assert.deepEqual((await store.journal.intakeTake()).finished, []);
-      assert.equal((await store.journal.query({ kind: "request" })).length, 2);
-    } finally {
-      await store.close();
-    }
-  });
+  await withStore(async (store) => {
+    const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+    w.append(begin(1, "a 1"));
+    w.append(finish(1));
+    w.append(begin(2, "b 2"));
+    // No explicit fold: a read folds first (read-your-writes across the intake).
+    assert.deepEqual(await rows(store), [["b 2", "running"], ["a 1", "ok"]]);
+    w.append(finish(2, false));
+    const r = await store.journal.intakeTake();
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(r.finished.map((n) => [n.head, n.ok, n.session]), [
+      ["a", true, "s"],
+      ["b", false, "s"],
+    ]);
+    assert.deepEqual(await rows(store), [["b 2", "error"], ["a 1", "ok"]]);
+    const full = await store.journal.get(r.finished[0].id);
+    assert.equal(full?.statements.length, 1);
+    // Folding again applies nothing twice.
+    assert.deepEqual((await store.journal.intakeTake()).finished, []);
+    assert.equal((await store.journal.query({ kind: "request" })).length, 2);
+  }, { journalMode: "inline" });
 });
 
 Deno.test("an exec with nothing between begin and finish folds from one line", async () => {
-  await withTempDir(async (dir) => {
-    const store = await openStore(dir, { journalMode: "inline" });
-    try {
-      const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
-      const { k: _k, ...rest } = finish(1);
-      w.append({ ...rest, t: "x", k: 1, row: begin(1, "whole 1").row });
-      w.append(begin(2, "split 2"));
-      w.append(finish(2));
-      const r = await store.journal.intakeTake();
-      assert.deepEqual(r.errors, []);
-      assert.deepEqual(await rows(store), [["split 2", "ok"], ["whole 1", "ok"]]);
-      assert.equal((await store.journal.get(r.finished[0].id))?.statements.length, 1);
-    } finally {
-      await store.close();
-    }
-  });
+  await withStore(async (store) => {
+    const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+    const { k: _k, ...rest } = finish(1);
+    w.append({ ...rest, t: "x", k: 1, row: begin(1, "whole 1").row });
+    w.append(begin(2, "split 2"));
+    w.append(finish(2));
+    const r = await store.journal.intakeTake();
+    assert.deepEqual(r.errors, []);
+    assert.deepEqual(await rows(store), [["split 2", "ok"], ["whole 1", "ok"]]);
+    assert.equal((await store.journal.get(r.finished[0].id))?.statements.length, 1);
+  }, { journalMode: "inline" });
 });
 
 Deno.test("a torn line waits for its end; a corrupt line is reported and passed over", async () => {
-  await withTempDir(async (dir) => {
-    const store = await openStore(dir, { journalMode: "inline" });
-    try {
-      const token = store.openInfo.intakeToken!;
-      await Deno.mkdir(store.intakeDir, { recursive: true });
-      const path = join(store.intakeDir, `${token}.7.0.log`);
-      const line = JSON.stringify(begin(1, "torn 1")) + "\n";
-      await Deno.writeTextFile(path, line.slice(0, 10));
-      assert.deepEqual(await rows(store), [], "half a line is not a row");
-      await Deno.writeTextFile(path, line.slice(10), { append: true });
-      await Deno.writeTextFile(path, "{not json\n", { append: true });
-      await Deno.writeTextFile(path, JSON.stringify(finish(1)) + "\n", { append: true });
-      const r = await store.journal.intakeTake();
-      assert.equal(r.errors.length, 1);
-      assert.match(r.errors[0].message, /corrupt line/);
-      assert.deepEqual(r.errors[0].workers, [], "a parse problem names no failed write");
-      assert.deepEqual(await rows(store), [["torn 1", "ok"]]);
-    } finally {
-      await store.close();
-    }
-  });
+  await withStore(async (store) => {
+    const token = store.openInfo.intakeToken!;
+    await Deno.mkdir(store.intakeDir, { recursive: true });
+    const path = join(store.intakeDir, `${token}.7.0.log`);
+    const line = JSON.stringify(begin(1, "torn 1")) + "\n";
+    await Deno.writeTextFile(path, line.slice(0, 10));
+    assert.deepEqual(await rows(store), [], "half a line is not a row");
+    await Deno.writeTextFile(path, line.slice(10), { append: true });
+    await Deno.writeTextFile(path, "{not json\n", { append: true });
+    await Deno.writeTextFile(path, JSON.stringify(finish(1)) + "\n", { append: true });
+    const r = await store.journal.intakeTake();
+    assert.equal(r.errors.length, 1);
+    assert.match(r.errors[0].message, /corrupt line/);
+    assert.deepEqual(r.errors[0].workers, [], "a parse problem names no failed write");
+    assert.deepEqual(await rows(store), [["torn 1", "ok"]]);
+  }, { journalMode: "inline" });
 });
 
 Deno.test("a dead writer's intake is folded at open: finished rows ok, the rest unfinished", async () => {
@@ -151,23 +136,18 @@ Deno.test("a live writer's intake is not touched by another process's open", asy
 });
 
 Deno.test("ended segments and abandoned workers: files go, an open exec ends unfinished", async () => {
-  await withTempDir(async (dir) => {
-    const store = await openStore(dir, { journalMode: "inline" });
-    try {
-      const token = store.openInfo.intakeToken!;
-      const w = new IntakeWriter(store.intakeDir, token, 1);
-      w.append(begin(1, "one 1"));
-      w.append(finish(1));
-      w.close(); // ends the segment
-      const crashed = new IntakeWriter(store.intakeDir, token, 2);
-      crashed.append(begin(1, "two 2"));
-      await store.journal.intakeAbandon(2);
-      assert.deepEqual(await rows(store), [["two 2", "unfinished"], ["one 1", "ok"]]);
-      assert.deepEqual([...Deno.readDirSync(store.intakeDir)].map((e) => e.name), []);
-    } finally {
-      await store.close();
-    }
-  });
+  await withStore(async (store) => {
+    const token = store.openInfo.intakeToken!;
+    const w = new IntakeWriter(store.intakeDir, token, 1);
+    w.append(begin(1, "one 1"));
+    w.append(finish(1));
+    w.close(); // ends the segment
+    const crashed = new IntakeWriter(store.intakeDir, token, 2);
+    crashed.append(begin(1, "two 2"));
+    await store.journal.intakeAbandon(2);
+    assert.deepEqual(await rows(store), [["two 2", "unfinished"], ["one 1", "ok"]]);
+    assert.deepEqual([...Deno.readDirSync(store.intakeDir)].map((e) => e.name), []);
+  }, { journalMode: "inline" });
 });
 
 Deno.test("appends racing the journal thread's batches are all folded, none reported lost", async () => {
@@ -211,34 +191,29 @@ Deno.test("an intake path that is not a directory is refused at open with a clea
 });
 
 Deno.test("statement ASTs written once in the row are restored on every statement row", async () => {
-  await withTempDir(async (dir) => {
-    const store = await openStore(dir, { journalMode: "inline" });
-    try {
-      const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
-      const stmtA = { type: "Expr", n: 1 };
-      const stmtB = { type: "Expr", n: 2 };
-      const row = { ...begin(1, "a; b").row, ast: { type: "Program", body: [stmtA, stmtB] } };
-      w.append({
-        t: "x",
-        k: 1,
-        row,
-        result: { status: "ok", ok: true, durationNs: 5 },
-        statements: [
-          { source: "a", status: "ok", ok: true, durationNs: 1 },
-          { source: "b", status: "ok", ok: true, durationNs: 1 },
-        ],
-        undo: [],
-        stmtAst: "body",
-      });
-      const r = await store.journal.intakeTake();
-      assert.deepEqual(r.errors, []);
-      const full = await store.journal.get(r.finished[0].id);
-      assert.deepEqual(full?.statements.map((st) => st.ast), [stmtA, stmtB]);
-      assert.deepEqual(full?.ast, row.ast);
-    } finally {
-      await store.close();
-    }
-  });
+  await withStore(async (store) => {
+    const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+    const stmtA = { type: "Expr", n: 1 };
+    const stmtB = { type: "Expr", n: 2 };
+    const row = { ...begin(1, "a; b").row, ast: { type: "Program", body: [stmtA, stmtB] } };
+    w.append({
+      t: "x",
+      k: 1,
+      row,
+      result: { status: "ok", ok: true, durationNs: 5 },
+      statements: [
+        { source: "a", status: "ok", ok: true, durationNs: 1 },
+        { source: "b", status: "ok", ok: true, durationNs: 1 },
+      ],
+      undo: [],
+      stmtAst: "body",
+    });
+    const r = await store.journal.intakeTake();
+    assert.deepEqual(r.errors, []);
+    const full = await store.journal.get(r.finished[0].id);
+    assert.deepEqual(full?.statements.map((st) => st.ast), [stmtA, stmtB]);
+    assert.deepEqual(full?.ast, row.ast);
+  }, { journalMode: "inline" });
 });
 
 Deno.test("a dead writer's partly folded intake resumes at its mark: nothing is applied twice", async () => {
