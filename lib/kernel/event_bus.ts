@@ -220,24 +220,31 @@ export class EventBus {
   }
 
   /**
+   * Called before a durable channel's history is read: publishes what its producer holds back
+   * (the journal folds its intake, so `journal` shows every exec answered before the read).
+   */
+  settle: ((channel: string) => Promise<void> | undefined) | null = null;
+
+  /**
    * `events.read`: like {@link read}, but a durable channel serves what the ring no longer
    * (or, after a restart, not yet) holds from the journal (D-20).
    */
-  history(
+  async history(
     scope: string,
     channel: string,
     since: number | null,
     limit = RING_SIZE,
   ): Promise<BusEvent[]> {
-    if (!this.#isDurable(channel)) return Promise.resolve(this.read(scope, channel, since, limit));
+    if (!this.#isDurable(channel)) return this.read(scope, channel, since, limit);
+    await this.settle?.(channel);
     const c = this.#chan(EventBus.#key(scope, channel));
     const oldest = c.ring.length ? c.ring[0].seq : c.nextSeq;
     // The ring answers when it holds every event after `since`, or the newest `limit` ones.
     const covered = since === null
       ? oldest === 0 || c.ring.length >= limit
       : since >= oldest - 1 || (c.ring.length >= limit && c.nextSeq - 1 - since >= limit);
-    if (covered) return Promise.resolve(this.read(scope, channel, since, limit));
-    return this.durable!.readLatest(scope, channel, since, limit);
+    if (covered) return this.read(scope, channel, since, limit);
+    return await this.durable!.readLatest(scope, channel, since, limit);
   }
 
   /**

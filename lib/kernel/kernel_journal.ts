@@ -101,6 +101,8 @@ export class KernelJournal {
   /** The bus the `journal` channel is published on (set once the bus exists). */
   set bus(b: EventBus) {
     this.#bus = b;
+    // Reading the `journal` channel's history first publishes every exec already answered.
+    b.settle = (channel) => channel === "journal" ? this.foldNow() : undefined;
   }
 
   /** `<state>/cas`, for session workers. */
@@ -165,6 +167,7 @@ export class KernelJournal {
 
   /** Fold now and publish: afterwards the `journal` channel shows every exec answered so far. */
   async foldNow(): Promise<void> {
+    if (this.#closing) return;
     if (this.#foldTimer !== null) clearTimeout(this.#foldTimer);
     this.#foldTimer = null;
     await this.#folding;

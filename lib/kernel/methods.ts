@@ -322,8 +322,6 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
     const channel = validChannel(p, "events.read");
     const since = p.since === undefined || p.since === null ? null : optUint(p, "since")!;
     const limit = optUint(p, "limit");
-    // The `journal` channel shows every exec answered before this read (issue 7).
-    if (channel === "journal") await k.journal?.foldNow();
     // Durable channels read from the journal what the ring does not hold (D-20).
     const events = await k.bus.history(att(conn).session.name, channel, since, limit ?? undefined);
     return { channel, events };
