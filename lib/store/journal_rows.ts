@@ -350,8 +350,10 @@ export function query(c: Conn, filter: JournalFilter = {}): JournalEntry[] {
     if (filter.kind !== "request" && filter.kind !== "statement") {
       throw invalid("kind must be request or statement");
     }
-    where.push("kind = ?");
-    params.push(filter.kind);
+    // A literal, never a parameter: v4's partial indexes (`WHERE kind = 'request'`) are
+    // only chosen when the query's WHERE names the same literal (a bound value would make
+    // SQLite re-plan the cached statement on every bind). The value is one of two constants.
+    where.push(filter.kind === "request" ? "kind = 'request'" : "kind = 'statement'");
   }
   if (filter.parentId !== undefined) {
     where.push("parent_id = ?");

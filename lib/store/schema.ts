@@ -145,6 +145,27 @@ export const MIGRATIONS: readonly Migration[] = [
       ) STRICT, WITHOUT ROWID;
     `,
   },
+  {
+    // Every filtered query is over request rows and statements are read by parent, yet v1
+    // indexed statement rows in all five lookup indexes; each exec stores a request and at
+    // least one statement, so that was most of the journal's index writes. v4 makes them
+    // partial: statement rows enter only journal_parent, request rows skip it. Queries name
+    // `kind = 'request'` literally (a bound parameter cannot select a partial index).
+    version: 4,
+    name: "partial journal indexes: request filters over requests, parent over statements",
+    sql: `
+      DROP INDEX journal_started;
+      DROP INDEX journal_principal;
+      DROP INDEX journal_session;
+      DROP INDEX journal_head;
+      DROP INDEX journal_parent;
+      CREATE INDEX journal_started   ON journal(started_at) WHERE kind = 'request';
+      CREATE INDEX journal_principal ON journal(principal, id) WHERE kind = 'request';
+      CREATE INDEX journal_session   ON journal(session, id) WHERE kind = 'request';
+      CREATE INDEX journal_head      ON journal(head, id) WHERE kind = 'request';
+      CREATE INDEX journal_parent    ON journal(parent_id, ordinal) WHERE parent_id IS NOT NULL;
+    `,
+  },
 ];
 
 /** The version this code writes. */

@@ -10,6 +10,10 @@ import {
   type Store,
 } from "../../lib/store/mod.ts";
 import { MODES, rejectsCode, utf8, withStore, withTempDir } from "./_helpers.ts";
+import { Conn } from "../../lib/store/sqlite_conn.ts";
+import { migrate } from "../../lib/store/schema.ts";
+import { get, query, recordRequest } from "../../lib/store/journal_rows.ts";
+import { gcPlan } from "../../lib/store/gc_rows.ts";
 
 const BASE: BeginRequestInput = {
   session: "main",
@@ -464,4 +468,80 @@ Deno.test("envHash is a stable digest of the env, independent of key order (D-9)
   // no ambiguity between a key/value boundary and the content
   assert.notEqual(await envHash({ A: "B=C" }), await envHash({ "A=B": "C" }));
   await rejectsCode(envHash({ X: 1 as never }), "invalid_input");
+});
+
+/** A connection that remembers the SQL the row functions prepare, so a test can ask SQLite's
+ * planner how each statement runs. */
+class PlanConn extends Conn {
+  readonly seen: string[] = [];
+  override stmt(sql: string) {
+    this.seen.push(sql);
+    return super.stmt(sql);
+  }
+  /** EXPLAIN QUERY PLAN of the first statement `fn` prepares that matches `re`. */
+  planOf(re: RegExp, fn: () => unknown): string {
+    const from = this.seen.length;
+    fn();
+    const sql = this.seen.slice(from).find((s) => re.test(s));
+    assert.ok(sql, `no statement matching ${re}`);
+    return this.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all().map((r) => r.detail).join(" | ");
+  }
+}
+
+Deno.test("request filters, a request's statements and GC's age delete use the partial indexes (v4)", () => {
+  const c = new PlanConn(new DatabaseSync(":memory:"));
+  try {
+    migrate(c.db);
+    const id = recordRequest(c, null, { ...BASE, startedAt: 1_000 }, {
+      status: "ok",
+      durationNs: 10,
+    }, [stmt("a"), stmt("b")]);
+    const select = /^SELECT .* FROM journal /s;
+    const q = (f: Parameters<typeof query>[1]) => c.planOf(select, () => query(c, f));
+    assert.match(
+      q({ kind: "request", session: "main" }),
+      /SEARCH journal USING INDEX journal_session \(session=\?\)/,
+    );
+    assert.match(
+      q({ kind: "request", principal: "human" }),
+      /SEARCH journal USING INDEX journal_principal \(principal=\?\)/,
+    );
+    assert.match(
+      q({ kind: "request", head: "ls" }),
+      /SEARCH journal USING INDEX journal_head \(head=\?\)/,
+    );
+    assert.match(
+      q({ kind: "request", since: 500, until: 2_000 }),
+      /SEARCH journal USING INDEX journal_started \(started_at>\? AND started_at<\?\)/,
+    );
+    assert.match(
+      q({ parentId: id }),
+      /SEARCH journal USING INDEX journal_parent \(parent_id=\?\)/,
+    );
+    assert.match(
+      c.planOf(/parent_id = \?/, () => assert.equal(get(c, id)?.statements.length, 2)),
+      /SEARCH journal USING INDEX journal_parent \(parent_id=\?\)/,
+    );
+    const gc = c.planOf(/^DELETE FROM journal /, () =>
+      gcPlan(c, {
+        cutoff: 5_000,
+        now: 5_000,
+        graceCutoff: 0,
+        budgetBytes: null,
+        casBytes: 0,
+        candidates: [],
+        apply: false,
+      }));
+    assert.match(gc, /SEARCH journal USING INDEX journal_started \(started_at<\?\)/);
+    // The cascade to the request's statements finds them by parent too.
+    assert.match(gc, /SEARCH journal USING COVERING INDEX journal_parent \(parent_id=\?\)/);
+    // Statement rows are still found by their parent (and the dry run deleted nothing).
+    assert.deepEqual(query(c, { parentId: id }).map((e) => [e.kind, e.ordinal]), [
+      ["statement", 1],
+      ["statement", 0],
+    ]);
+    assert.deepEqual(query(c, { kind: "request", session: "main" }).map((e) => e.id), [id]);
+  } finally {
+    c.db.close();
+  }
 });

@@ -4,6 +4,8 @@ import { join } from "node:path";
 import { openStore, SCHEMA_VERSION } from "../../lib/store/mod.ts";
 import { migrate, schemaVersion } from "../../lib/store/schema.ts";
 import { rejectsCode, withTempDir } from "./_helpers.ts";
+import { Conn } from "../../lib/store/sqlite_conn.ts";
+import { recordRequest } from "../../lib/store/journal_rows.ts";
 
 const INSERT_V1 = `INSERT INTO journal (kind, session, principal, started_at, cwd, source, head,
   effects, status, ok, duration_ns) VALUES ('request', 's', 'p', ?, '/', ?, ?, ?, 'ok', 1, 1)`;
@@ -36,7 +38,7 @@ Deno.test("a v1 journal is migrated forward on open and its rows gain indexed ef
 
     const store = await openStore(dir);
     try {
-      assert.deepEqual(store.openInfo.migrated, [2, 3]);
+      assert.deepEqual(store.openInfo.migrated, [2, 3, 4]);
       assert.equal(store.openInfo.schemaVersion, SCHEMA_VERSION);
       const ids = async (effects: string[]) =>
         (await store.journal.query({ effects })).map((e) => e.id);
@@ -52,9 +54,71 @@ Deno.test("a v1 journal is migrated forward on open and its rows gain indexed ef
       check.prepare("SELECT version FROM schema_migration ORDER BY version").all().map((r) =>
         r.version
       ),
-      [1, 2, 3],
+      [1, 2, 3, 4],
     );
     assert.equal(schemaVersion(check), SCHEMA_VERSION);
+    check.close();
+  });
+});
+
+Deno.test("a v3 journal with rows migrates to v4: rows intact, lookup indexes made partial", async () => {
+  await withTempDir(async (dir) => {
+    const path = join(dir, "journal.db");
+    const db = new DatabaseSync(path);
+    db.exec("PRAGMA journal_mode = WAL");
+    assert.deepEqual(migrate(db, 3), [1, 2, 3]);
+    const c = new Conn(db);
+    const ids = ["main", "main", "other"].map((session, i) =>
+      recordRequest(
+        c,
+        null,
+        { session, principal: `p${i}`, source: `cmd${i} x`, cwd: "/", startedAt: 1000 * (i + 1) },
+        { status: "ok", durationNs: 5 },
+        [{ source: `cmd${i} x`, status: "ok", durationNs: 1 }, {
+          source: "tail",
+          status: "ok",
+          durationNs: 1,
+        }],
+      )
+    );
+    const before = db.prepare("SELECT * FROM journal ORDER BY id").all();
+    assert.equal(before.length, 9);
+    db.close();
+
+    const store = await openStore(dir, { journalMode: "inline" });
+    try {
+      assert.deepEqual(store.openInfo.migrated, [4]);
+      const got = await store.journal.get(ids[1]);
+      assert.deepEqual(got?.statements.map((s) => [s.parentId, s.ordinal, s.source]), [
+        [ids[1], 0, "cmd1 x"],
+        [ids[1], 1, "tail"],
+      ]);
+      const q = async (f: Parameters<typeof store.journal.query>[0]) =>
+        (await store.journal.query(f)).map((e) => e.id);
+      assert.deepEqual(await q({ kind: "request", session: "main" }), [ids[1], ids[0]]);
+      assert.deepEqual(await q({ kind: "request", principal: "p2" }), [ids[2]]);
+      assert.deepEqual(await q({ kind: "request", head: "cmd0" }), [ids[0]]);
+      assert.deepEqual(await q({ kind: "request", since: 1500, until: 2500 }), [ids[1]]);
+      assert.equal((await q({ kind: "statement", session: "main" })).length, 4);
+      assert.equal(await store.journal.integrityCheck(), "ok");
+    } finally {
+      await store.close();
+    }
+    const check = new DatabaseSync(path);
+    assert.deepEqual(check.prepare("SELECT * FROM journal ORDER BY id").all(), before);
+    const sql = Object.fromEntries(
+      check.prepare(
+        "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'journal'",
+      )
+        .all().map((r) => [r.name, String(r.sql).replace(/\s+/g, " ")]),
+    );
+    for (
+      const name of ["journal_started", "journal_principal", "journal_session", "journal_head"]
+    ) {
+      assert.match(sql[name], /WHERE kind = 'request'$/, name);
+    }
+    assert.match(sql.journal_parent, /\(parent_id, ordinal\) WHERE parent_id IS NOT NULL$/);
+    assert.match(sql.journal_running, /WHERE status = 'running'$/);
     check.close();
   });
 });
