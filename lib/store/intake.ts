@@ -1,18 +1,21 @@
 /**
- * The journal intake: an append-only log of exec records that a session Worker writes with one
- * `write` per line before the exec's result is delivered. It is what makes a delivered result
+ * The journal intake: an append-only log of exec records that a session Worker writes, a line
+ * per record, before the exec's result is delivered. It is what makes a delivered result
  * survive a kernel crash without a SQLite commit per exec (a commit costs 100–300 µs here; a
- * line ~10 µs). The journal thread folds the lines into SQLite in batches
+ * line a few µs). The journal thread folds the lines into SQLite in batches
  * (`intake_apply.ts`), recording how far it got in the same transaction, and a kernel that
  * restarts after a crash folds in whatever its predecessor left.
  *
  * Files: `<state>/intake/<writer token>.<worker n>.<segment>.log`, one writer each (so appends
  * never interleave). A segment ends with an `e` line; the journal thread deletes it once folded.
+ * Segments are memory-mapped where the host allows (`intake_map.ts`: the line is copied into
+ * the page cache, no `write` per line) and plain files written with `write` otherwise.
  *
  * @module
  */
 
 import { join } from "node:path";
+import { MappedSegment } from "./intake_map.ts";
 import type { BeginRequestInput, FinishRequestInput, StatementInput } from "./types.ts";
 
 /** A segment is closed and a new one started past this size. */
@@ -80,26 +83,37 @@ export function intakeName(token: string, worker: number, segment: number): stri
 
 const enc = new TextEncoder();
 
+/** A mapped segment starts this big and doubles when a line does not fit. */
+const MAPPED_INITIAL_BYTES = 1024 * 1024;
+
 /**
  * The writing side, owned by one session Worker. `append` returns once the line is in the
  * file (the page cache: it survives the process, like a SQLite WAL commit with
  * `synchronous=NORMAL`); it throws when the write fails, so the caller can report it.
+ * Segments are memory-mapped where the host allows it (`intake_map.ts`: a copy instead of a
+ * `write` per line), and written with `write` otherwise; the reader takes either.
  */
 export class IntakeWriter {
   readonly dir: string;
   readonly token: string;
   readonly worker: number;
   #segment = 0;
+  #mapped: MappedSegment | null = null;
   #file: Deno.FsFile | null = null;
   #size = 0;
   #next = 1;
+  readonly #map: boolean;
 
-  /** `token` is the kernel's writer token; `worker` numbers the session workers it started. */
-  constructor(dir: string, token: string, worker: number) {
+  /**
+   * `token` is the kernel's writer token; `worker` numbers the session workers it started;
+   * `map: false` writes every segment with `write` (as on a host without FFI).
+   */
+  constructor(dir: string, token: string, worker: number, opts: { map?: boolean } = {}) {
     if (!/^[A-Za-z0-9-]+$/.test(token)) throw new Error(`invalid intake token ${token}`);
     this.dir = dir;
     this.token = token;
     this.worker = worker;
+    this.#map = opts.map ?? true;
   }
 
   /** A fresh exec key (pairs a begin line with its finish line). */
@@ -107,18 +121,31 @@ export class IntakeWriter {
     return this.#next++;
   }
 
-  #open(): Deno.FsFile {
-    if (this.#file) return this.#file;
+  /** Whether the current segment is memory-mapped (tests, diagnostics). */
+  get mapped(): boolean {
+    return this.#mapped !== null;
+  }
+
+  #open(): void {
+    if (this.#mapped || this.#file) return;
     Deno.mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     const path = join(this.dir, intakeName(this.token, this.worker, this.#segment));
+    this.#mapped = this.#map ? MappedSegment.create(path, MAPPED_INITIAL_BYTES) : null;
+    if (this.#mapped) return;
     this.#file = Deno.openSync(path, { append: true, create: true, mode: 0o600 });
     this.#size = this.#file.statSync().size;
-    return this.#file;
   }
 
   #write(line: IntakeLine): void {
-    const bytes = enc.encode(JSON.stringify(line) + "\n");
-    const f = this.#open();
+    const text = JSON.stringify(line) + "\n";
+    this.#open();
+    if (this.#mapped) {
+      this.#mapped.append(text);
+      this.#size = this.#mapped.end;
+      return;
+    }
+    const bytes = enc.encode(text);
+    const f = this.#file!;
     for (let off = 0; off < bytes.length;) {
       const n = f.writeSync(bytes.subarray(off));
       if (n <= 0) throw new Error("the intake file accepted no bytes");
@@ -135,19 +162,24 @@ export class IntakeWriter {
 
   #endSegment(): void {
     this.#write({ t: "e" });
+    this.#release();
+    this.#segment++;
+  }
+
+  #release(): void {
+    this.#mapped?.close();
+    this.#mapped = null;
     this.#file?.close();
     this.#file = null;
-    this.#segment++;
   }
 
   /** Close the current segment for good (the worker is going away). */
   close(): void {
-    if (!this.#file) return;
+    if (!this.#file && !this.#mapped) return;
     try {
       this.#endSegment();
     } catch {
-      this.#file?.close();
-      this.#file = null;
+      this.#release();
     }
   }
 }

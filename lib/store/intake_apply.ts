@@ -17,6 +17,7 @@ import * as undo from "./undo_rows.ts";
 import type { Conn } from "./sqlite_conn.ts";
 import { fromSqlite } from "./sqlite_errors.ts";
 import { type IntakeLine, parseIntakeName } from "./intake.ts";
+import { intakeExtent, uncommittedTail } from "./intake_map.ts";
 import type { UndoInput } from "./types.ts";
 
 /** A request row the fold finished (the kernel publishes it on the `journal` channel). */
@@ -138,17 +139,26 @@ export class IntakeFolder {
   }
 
   /** Complete new lines of one file (bounded), advancing nothing yet. */
-  #read(name: string, s: FileState): { lines: string[]; end: number; partial: boolean } {
+  #read(
+    name: string,
+    s: FileState,
+  ): { lines: string[]; from: number; end: number; partial: boolean } {
     let f: Deno.FsFile;
     try {
       f = Deno.openSync(join(this.dir, name), { read: true });
     } catch (e) {
-      if (e instanceof Deno.errors.NotFound) return { lines: [], end: s.offset, partial: false };
+      if (e instanceof Deno.errors.NotFound) {
+        return { lines: [], from: s.offset, end: s.offset, partial: false };
+      }
       throw e;
     }
     try {
-      const size = f.statSync().size;
-      if (size <= s.offset) return { lines: [], end: s.offset, partial: false };
+      // A mapped segment's lines start past its header and end at its committed end.
+      const x = intakeExtent(f);
+      if (s.offset < x.start) s.offset = x.start;
+      const size = x.end;
+      const from = s.offset;
+      if (size <= from) return { lines: [], from, end: from, partial: false };
       const want = Math.min(size - s.offset, MAX_READ);
       const buf = new Uint8Array(want);
       f.seekSync(s.offset, Deno.SeekMode.Start);
@@ -160,9 +170,9 @@ export class IntakeFolder {
       }
       const partial = s.offset + got < size;
       const last = buf.subarray(0, got).lastIndexOf(10);
-      if (last < 0) return { lines: [], end: s.offset, partial };
+      if (last < 0) return { lines: [], from, end: from, partial };
       const text = dec.decode(buf.subarray(0, last));
-      return { lines: text.split("\n"), end: s.offset + last + 1, partial };
+      return { lines: text.split("\n"), from, end: from + last + 1, partial };
     } finally {
       f.close();
     }
@@ -177,7 +187,7 @@ export class IntakeFolder {
     const names = this.#list(isDead);
     if (names.length === 0) return 0;
     const reads: Array<
-      { name: string; s: FileState; lines: string[]; end: number; partial: boolean }
+      { name: string; s: FileState; lines: string[]; from: number; end: number; partial: boolean }
     > = [];
     let total = 0;
     for (const name of names) {
@@ -188,7 +198,7 @@ export class IntakeFolder {
         // Keep the transaction bounded: fold only a prefix, the rest next time.
         const keep = r.lines.slice(0, MAX_LINES - total);
         const bytes = keep.reduce((a, l) => a + new TextEncoder().encode(l).length + 1, 0);
-        reads.push({ name, s, lines: keep, end: s.offset + bytes, partial: true });
+        reads.push({ name, s, lines: keep, from: r.from, end: r.from + bytes, partial: true });
         total = MAX_LINES;
         break;
       }
@@ -300,7 +310,7 @@ export class IntakeFolder {
 
   /** The slow path: every line in its own transaction; a line that fails is passed over. */
   #foldOneByOne(
-    reads: Array<{ name: string; lines: string[]; end: number; partial: boolean }>,
+    reads: Array<{ name: string; lines: string[]; from: number; end: number; partial: boolean }>,
     finished: IntakeNotice[],
     done: string[],
     dead: boolean,
@@ -308,6 +318,8 @@ export class IntakeFolder {
     let folded = 0;
     for (const r of reads) {
       let s = this.#state(r.name);
+      // A mapped segment's lines start past its header (its mark may still say 0).
+      if (s.offset < r.from) s.offset = r.from;
       const enc = new TextEncoder();
       for (let i = 0; i < r.lines.length; i++) {
         const end = s.offset + enc.encode(r.lines[i]).length + 1;
@@ -361,13 +373,14 @@ export class IntakeFolder {
     for (const name of done) {
       const s = this.#files.get(name)!;
       try {
-        const size = Deno.statSync(join(this.dir, name)).size;
-        if (size > s.offset) {
+        const tail = this.#tail(name, s.offset);
+        if (tail !== 0) {
           // More bytes than complete lines: a live file grows on; a dead writer's is torn.
           if (!dead) continue;
           this.#error(
-            `journal intake ${name}: a torn last line (${size - s.offset} bytes) of a writer ` +
-              `that died mid-write was dropped`,
+            `journal intake ${name}: a torn last line (${
+              tail > 0 ? `${tail} bytes` : "never committed"
+            }) of a writer that died mid-write was dropped`,
           );
         }
         Deno.removeSync(join(this.dir, name));
@@ -379,6 +392,21 @@ export class IntakeFolder {
       }
       this.#files.delete(name);
       this.#forget(name);
+    }
+  }
+
+  /**
+   * What a file holds past `offset` that is not a complete line: its byte count, -1 for a
+   * mapped segment's uncommitted line (its length is unknown), 0 for nothing.
+   */
+  #tail(name: string, offset: number): number {
+    const f = Deno.openSync(join(this.dir, name), { read: true });
+    try {
+      const x = intakeExtent(f);
+      if (x.end > offset) return x.end - offset;
+      return uncommittedTail(f, x) ? -1 : 0;
+    } finally {
+      f.close();
     }
   }
 

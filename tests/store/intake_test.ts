@@ -89,10 +89,12 @@ Deno.test("a dead writer's intake is folded at open: finished rows ok, the rest 
     const intake = join(dir, "intake");
     // A token of the lock format whose lock file does not exist: that process is gone.
     const dead = `w999999-${crypto.randomUUID()}`;
-    const w = new IntakeWriter(intake, dead, 3);
+    // A plain segment (written with `write`, as on a host without FFI)…
+    const w = new IntakeWriter(intake, dead, 3, { map: false });
     w.append(begin(1, "done 1"));
     w.append(finish(1));
     w.append(begin(2, "cut 2"));
+    assert.equal(w.mapped, false);
     // …and a torn last line from the moment it died.
     await Deno.writeTextFile(join(intake, `${dead}.3.0.log`), '{"t":"f","k":2,"res', {
       append: true,
@@ -237,4 +239,92 @@ Deno.test("a dead writer's partly folded intake resumes at its mark: nothing is 
       await a.close();
     }
   });
+});
+
+/** Bytes at `offset` of `path`, written in place (what a writer copying a line left behind). */
+async function writeAt(path: string, offset: number, text: string): Promise<void> {
+  const f = await Deno.open(path, { write: true });
+  try {
+    await f.seek(offset, Deno.SeekMode.Start);
+    await f.write(new TextEncoder().encode(text));
+  } finally {
+    f.close();
+  }
+}
+
+Deno.test("segments are memory-mapped: a header, then lines up to the committed end", async () => {
+  await withStore(async (store) => {
+    const token = store.openInfo.intakeToken!;
+    const w = new IntakeWriter(store.intakeDir, token, 1);
+    w.append(begin(1, "a 1"));
+    w.append(finish(1));
+    assert.equal(w.mapped, true, "this host maps intake segments (FFI granted, Linux)");
+    const path = join(store.intakeDir, `${token}.1.0.log`);
+    const bytes = await Deno.readFile(path);
+    assert.equal(new TextDecoder().decode(bytes.subarray(0, 8)), "SHOALMM1");
+    const committed = new DataView(bytes.buffer).getUint32(8, true);
+    const lines = new TextDecoder().decode(bytes.subarray(4096, committed));
+    assert.deepEqual(lines.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l).t), [
+      "b",
+      "f",
+    ]);
+    assert.ok(bytes.subarray(committed).every((b) => b === 0), "nothing past the committed end");
+    assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
+    // Bytes past the committed end are a line being copied: never read as one.
+    await writeAt(path, committed, JSON.stringify(begin(9, "half")) + "\n");
+    assert.deepEqual(await rows(store), [["a 1", "ok"]]);
+    // The writer goes on from its committed end (over the uncommitted bytes).
+    w.append(begin(2, "b 2"));
+    w.append(finish(2));
+    assert.deepEqual(await rows(store), [["b 2", "ok"], ["a 1", "ok"]]);
+    assert.deepEqual((await store.journal.intakeTake()).errors, []);
+  }, { journalMode: "inline" });
+});
+
+Deno.test("a mapped segment's line that was never committed is dropped at open and reported", async () => {
+  await withTempDir(async (dir) => {
+    const intake = join(dir, "intake");
+    const dead = `w999999-${crypto.randomUUID()}`;
+    const w = new IntakeWriter(intake, dead, 3);
+    w.append(begin(1, "done 1"));
+    w.append(finish(1));
+    w.append(begin(2, "cut 2"));
+    const path = join(intake, `${dead}.3.0.log`);
+    const committed = new DataView((await Deno.readFile(path)).buffer).getUint32(8, true);
+    // It died copying the finish of exec 2: the bytes are there, the committed end is not.
+    await writeAt(path, committed, JSON.stringify(finish(2)) + "\n");
+    const store = await openStore(dir, { journalMode: "inline" });
+    try {
+      assert.deepEqual(await rows(store), [["cut 2", "unfinished"], ["done 1", "ok"]]);
+      const r = await store.journal.intakeTake();
+      assert.equal(r.errors.length, 1);
+      assert.match(r.errors[0].message, /torn last line \(never committed\)/);
+      assert.deepEqual([...Deno.readDirSync(intake)].map((e) => e.name), [], "folded files go");
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+Deno.test("a line bigger than the mapped segment grows it; plain and mapped segments mix", async () => {
+  await withStore(async (store) => {
+    const token = store.openInfo.intakeToken!;
+    const mapped = new IntakeWriter(store.intakeDir, token, 1);
+    const plain = new IntakeWriter(store.intakeDir, token, 2, { map: false });
+    const big = "x".repeat(3 * 1024 * 1024);
+    mapped.append(begin(1, "big 1"));
+    mapped.append({
+      ...finish(1),
+      statements: [{ source: big, status: "ok", ok: true, durationNs: 1 }],
+    });
+    plain.append(begin(1, "plain 1"));
+    plain.append(finish(1));
+    assert.equal(mapped.mapped, true);
+    assert.equal(plain.mapped, false);
+    assert.ok((await Deno.stat(join(store.intakeDir, `${token}.1.0.log`))).size > big.length);
+    assert.deepEqual((await rows(store)).sort(), [["big 1", "ok"], ["plain 1", "ok"]]);
+    const id = (await store.journal.query({ kind: "request", head: "big" }))[0].id;
+    assert.equal((await store.journal.get(id))?.statements[0].source.length, big.length);
+    assert.deepEqual((await store.journal.intakeTake()).errors, []);
+  }, { journalMode: "inline" });
 });
