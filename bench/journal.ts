@@ -21,6 +21,7 @@ import { startKernel } from "../lib/kernel/server.ts";
 import {
   acquireHasher,
   getBlake3Backend,
+  IntakeWriter,
   openStore,
   releaseHasher,
   type StatementInput,
@@ -451,6 +452,96 @@ async function concurrentRate(
   }
 }
 
+/**
+ * The journal work every exec of `source` requires, each part measured alone on one thread
+ * (warm, no other thread competing): its intake line appended, folded into its request and
+ * statement rows, and its two durable events (`session.transcript`, `journal`) stored. On a
+ * machine whose cores are all busy running execs, journaling costs at least this much CPU per
+ * exec, so `cpuOff / (cpuOff + floor)` bounds the on/off throughput ratio from above.
+ */
+async function journalFloor(
+  source: string,
+): Promise<{ append: number; fold: number; events: number }> {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-bench-floor-" });
+  try {
+    // A real intake line of this exec, as a session worker wrote it.
+    const k = await startKernel({
+      socket: join(dir, "k.sock"),
+      stateDir: join(dir, "state"),
+      journal: true,
+      cwd: dir,
+      onError: () => {},
+    });
+    let line: Record<string, unknown> | undefined;
+    try {
+      const c = await KernelClient.connect({ socket: k.path, attach: { session: "floor" } });
+      await c.call("exec", { src: source });
+      const intake = join(dir, "state", "intake");
+      for (const e of Deno.readDirSync(intake)) {
+        const bytes = Deno.readFileSync(join(intake, e.name));
+        const text = new TextDecoder().decode(bytes).replaceAll("\0", "");
+        for (const l of text.split("\n")) {
+          const at = l.indexOf("{");
+          if (at >= 0 && l.includes('"t":"x"')) line = JSON.parse(l.slice(at));
+        }
+      }
+      c.close();
+    } finally {
+      await k.close();
+    }
+    if (!line) throw new Error(`no whole-exec intake line was written for ${source}`);
+    const store = await openStore(join(dir, "floor"), { journalMode: "inline" });
+    try {
+      const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+      const N = 4000, B = 100;
+      let append = 0, fold = 0, events = 0, seq = 0;
+      for (let round = 0; round < 2; round++) { // the first round warms up
+        append = fold = events = 0;
+        for (let i = 0; i < N / B; i++) {
+          let t0 = performance.now();
+          for (let j = 0; j < B; j++) w.append({ ...line, k: i * B + j } as never);
+          append += performance.now() - t0;
+          t0 = performance.now();
+          await store.journal.intakeTake();
+          fold += performance.now() - t0;
+          const batch = [];
+          for (let j = 0; j < B; j++, seq++) {
+            batch.push(
+              {
+                channel: "session.transcript",
+                scope: "floor",
+                seq,
+                payload: { n: seq, ref: `out:${seq}`, summary: { type: "int", preview: "3" } },
+              },
+              {
+                channel: "journal",
+                scope: "floor",
+                seq,
+                payload: {
+                  entry_id: seq,
+                  head: "1",
+                  ok: true,
+                  principal: "uid:0",
+                  session: "floor",
+                },
+              },
+            );
+          }
+          t0 = performance.now();
+          await store.events.appendMany(batch);
+          events += performance.now() - t0;
+        }
+      }
+      const us = (ms: number) => ms * 1000 / N;
+      return { append: us(append), fold: us(fold), events: us(events) };
+    } finally {
+      await store.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
 async function execThroughput(): Promise<void> {
   console.log(`\n## exec throughput, journal on vs off (median of ${RUNS}, runs interleaved)`);
   console.log("  target: journaling costs <= 20 % (ratio on/off >= 0.80)");
@@ -459,6 +550,8 @@ async function execThroughput(): Promise<void> {
   );
   for (const source of ["1 + 2", "echo hi", "let x = [1, 2, 3]\nx.len()"]) {
     {
+      // CPU per exec with the journal off, one session: what the floor below is set against.
+      let cpuOffOne = 0;
       for (const [clients, inFlight] of [[1, 1], [8, 8]]) {
         const on: number[] = [];
         const off: number[] = [];
@@ -483,6 +576,7 @@ async function execThroughput(): Promise<void> {
         }
         const a = median(off);
         const b = median(on);
+        if (clients === 1) cpuOffOne = median(cpuOff);
         console.log(
           `  ${JSON.stringify(source).padEnd(28)} ${clients} ` +
             `session(s), ${inFlight} in flight: off ${fmt(a).padStart(6)} exec/s, on ${
@@ -492,6 +586,18 @@ async function execThroughput(): Promise<void> {
             }; CPU µs/exec off ${fmt(median(cpuOff))}, on ${fmt(median(cpuOn))}`,
         );
       }
+      const f = await journalFloor(source);
+      const floor = f.append + f.fold + f.events;
+      const off = cpuOffOne;
+      console.log(
+        `    required journal work alone, one thread: intake line ${fmt(f.append, 1)} + rows ${
+          fmt(f.fold, 1)
+        } + 2 durable events ${fmt(f.events, 1)} = ${fmt(floor, 1)} µs/exec (${
+          fmt(100 * floor / off)
+        } % of the exec's own CPU ${fmt(off)} µs): all cores busy, ratio <= ${
+          fmt(off / (off + floor), 2)
+        }`,
+      );
     }
   }
 }
