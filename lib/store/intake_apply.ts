@@ -208,13 +208,34 @@ export class IntakeFolder {
     if (reads.length === 0) return 0;
     const finished: IntakeNotice[] = [];
     const done: string[] = [];
+    const reported = this.#report.errors.length;
+    const attempt = (guarded: boolean) => {
+      finished.length = 0;
+      done.length = 0;
+      this.#c.unguarded = !guarded;
+      try {
+        this.#inTx(() => {
+          for (const r of reads) {
+            const st = this.#foldLines(r.name, r.s, r.lines, finished);
+            if (this.#closeOut(r.name, st, dead && !r.partial, r.end)) done.push(r.name);
+          }
+        });
+      } finally {
+        this.#c.unguarded = false;
+      }
+    };
     try {
-      this.#inTx(() => {
-        for (const r of reads) {
-          const st = this.#foldLines(r.name, r.s, r.lines, finished);
-          if (this.#closeOut(r.name, st, dead && !r.partial, r.end)) done.push(r.name);
-        }
-      });
+      try {
+        // Fast: no savepoint per line. Any failure rolls it all back…
+        attempt(false);
+      } catch (e) {
+        if (e instanceof BeginFailed) throw e;
+        // …and the same lines go again, each in its own savepoint, so a line that fails
+        // costs only itself (reported once: what the first attempt reported is dropped).
+        this.#report.errors.length = Math.min(this.#report.errors.length, reported);
+        for (const r of reads) this.#files.set(r.name, r.s);
+        attempt(true);
+      }
     } catch (e) {
       // Nothing advanced. Could not even begin (busy): the same lines are folded next time.
       for (const r of reads) this.#files.delete(r.name);
@@ -226,6 +247,9 @@ export class IntakeFolder {
       // is reported and passed over rather than blocking every later one.
       const err = fromSqlite(e, "folding the journal intake");
       this.#error(err.message, err.code, reads.map((r) => r.name));
+      // Nothing of the attempts stands: only what the slow path commits is reported.
+      finished.length = 0;
+      done.length = 0;
       return this.#foldOneByOne(reads, finished, done, dead);
     }
     this.#finishFold(finished, done, dead);
@@ -279,7 +303,8 @@ export class IntakeFolder {
         this.#c.tx("intake line", () => this.#apply(line, st.pending, out));
         if (line.t === "e") st.ended = true;
       } catch (e) {
-        if (!this.#c.db.isTransaction) throw e;
+        // Unguarded, nothing undoes this line alone: the caller redoes the batch guarded.
+        if (!this.#c.db.isTransaction || this.#c.unguarded) throw e;
         const err = fromSqlite(e, "intake");
         this.#error(`journal intake ${name}: ${err.message}`, err.code, [name]);
       }
@@ -491,6 +516,7 @@ export class IntakeFolder {
       try {
         undo.recordUndo(this.#c, { ...u, journalId: id } as UndoInput);
       } catch (e) {
+        if (this.#c.unguarded) throw e;
         this.#error(
           `recording an undo inverse of entry ${id} failed: ${(e as Error).message}`,
         );

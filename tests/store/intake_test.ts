@@ -328,3 +328,33 @@ Deno.test("a line bigger than the mapped segment grows it; plain and mapped segm
     assert.deepEqual((await store.journal.intakeTake()).errors, []);
   }, { journalMode: "inline" });
 });
+
+Deno.test("a line the journal refuses in the middle of a batch costs only itself, reported once", async () => {
+  await withStore(async (store) => {
+    const token = store.openInfo.intakeToken!;
+    const w = new IntakeWriter(store.intakeDir, token, 1, { map: false });
+    const whole = (k: number, source: string) => {
+      const { k: _k, ...rest } = finish(k);
+      return { ...rest, t: "x" as const, k, row: begin(k, source).row };
+    };
+    w.append(whole(1, "good 1"));
+    await Deno.writeTextFile(join(store.intakeDir, `${token}.1.0.log`), "{corrupt\n", {
+      append: true,
+    });
+    // Valid JSON, refused by the journal (a session name it does not take).
+    w.append({ ...whole(2, "bad 2"), row: { ...begin(2, "bad 2").row, session: "" } });
+    w.append(begin(3, "good 3"));
+    w.append(finish(3));
+    const r = await store.journal.intakeTake();
+    // Each problem once, though the batch was folded twice (fast, then line by line).
+    assert.equal(r.errors.length, 2, JSON.stringify(r.errors));
+    assert.match(r.errors[0].message, /corrupt line/);
+    assert.match(r.errors[1].message, /session/);
+    assert.deepEqual(r.errors[1].workers, [1]);
+    assert.deepEqual(r.finished.map((n) => n.head), ["good", "good"]);
+    assert.deepEqual(await rows(store), [["good 3", "ok"], ["good 1", "ok"]]);
+    // Nothing is applied twice by a later fold.
+    assert.deepEqual((await store.journal.intakeTake()).finished, []);
+    assert.equal((await store.journal.query({ kind: "request" })).length, 2);
+  }, { journalMode: "inline" });
+});
