@@ -70,6 +70,14 @@ Deno.test(
         }
       });
       await waitFor(() => answered.size >= 150, 30_000, "150 answered execs");
+      // The session workers log to memory-mapped intake segments (FFI granted): the kill
+      // below tests that format's crash safety.
+      const intake = join(state, "intake");
+      const mapped = [...Deno.readDirSync(intake)].filter((e) =>
+        new TextDecoder().decode(Deno.readFileSync(join(intake, e.name)).subarray(0, 8)) ===
+          "SHOALMM1"
+      );
+      assert(mapped.length > 0, "the intake segments are memory-mapped");
       k.child.kill("SIGKILL");
       dead = true;
       await k.child.status;
