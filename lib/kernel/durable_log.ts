@@ -6,9 +6,10 @@
  * The bus assigns sequence numbers synchronously (publish never waits on disk) from counters
  * seeded once at start with `EventLog.listChannels()`; every event is then appended behind with
  * its explicit `seq`, which the store checks is the stream's next one — a second writer is
- * detected (`event_seq_conflict`) instead of interleaved. Appends gather for up to
- * {@link APPEND_WINDOW_MS} (or {@link APPEND_BATCH} events) and go as one transaction: a commit
- * per event cost more than the exec that published it. Reads send what is gathered first and
+ * detected (`event_seq_conflict`) instead of interleaved. Appends gather (on the schedule of
+ * `write_window.ts`, or until {@link APPEND_BATCH} events) and go as one transaction: a commit
+ * per event cost more than the exec that published it. Gathered events are lost if the kernel
+ * is killed before they go (at most one window of them; the exec rows themselves are not). Reads send what is gathered first and
  * travel through the journal's single FIFO queue, so they always see earlier appends.
  *
  * Timestamps: the bus uses ns since the epoch, the store ms; bus timestamps are whole ms
@@ -19,13 +20,12 @@
 
 import type { EventLog, StoredEvent } from "../store/mod.ts";
 import type { BusEvent, DurableLog } from "./event_bus.ts";
+import { WriteWindow } from "./write_window.ts";
 
 function toBus(e: StoredEvent): BusEvent {
   return { channel: e.channel, seq: e.seq, ts: e.ts * 1_000_000, payload: e.payload };
 }
 
-/** How long appends gather before they are written in one transaction. */
-export const APPEND_WINDOW_MS = 20;
 /** Appends gathered at most before they are sent at once (bounds memory). */
 export const APPEND_BATCH = 512;
 
@@ -46,6 +46,7 @@ export class StoreDurableLog implements DurableLog {
   #idle: Array<() => void> = [];
   #gathered: Gathered[] = [];
   #timer: ReturnType<typeof setTimeout> | null = null;
+  readonly #window = new WriteWindow();
 
   private constructor(log: EventLog, onError: (e: unknown) => void) {
     this.#log = log;
@@ -76,7 +77,7 @@ export class StoreDurableLog implements DurableLog {
     });
     if (this.#gathered.length >= APPEND_BATCH) this.#send();
     else if (this.#timer === null) {
-      this.#timer = setTimeout(() => this.#send(), APPEND_WINDOW_MS);
+      this.#timer = setTimeout(() => this.#send(), this.#window.delay());
     }
   }
 
@@ -92,6 +93,7 @@ export class StoreDurableLog implements DurableLog {
     const batch = this.#gathered;
     if (batch.length === 0) return;
     this.#gathered = [];
+    this.#window.wrote();
     this.#pending++;
     const lost = (ev: Gathered, why: string) =>
       this.#onError(

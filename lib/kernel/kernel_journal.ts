@@ -5,10 +5,10 @@
  * answers `blob.get` / `journal.query`.
  *
  * Hot path: nothing here. A session worker logs each exec to the journal intake
- * (`lib/store/intake.ts`, one `write` per line) before its result is delivered, so a client
- * that saw a result finds it in the journal even after a crash; this side only nudges the
- * journal thread, at most once per {@link FOLD_WINDOW_MS}, to fold the intake into SQLite in one
- * transaction, and publishes the `journal` channel from what was folded. Journal failures are
+ * (`lib/store/intake.ts`) before its result is delivered, so a client that saw a result finds
+ * it in the journal even after a crash; this side only nudges the journal thread (on the
+ * schedule of `write_window.ts`) to fold the intake into SQLite in one transaction, and
+ * publishes the `journal` channel from what was folded. Journal failures are
  * reported on stderr and on the `journal` channel (`{error}` payload), never swallowed; they
  * never fail the exec itself.
  *
@@ -38,9 +38,7 @@ import {
 } from "./journal_messages.ts";
 import type { Task } from "./tasks.ts";
 import { applyUndo, UndoError } from "./undo_apply.ts";
-
-/** How long finished execs may gather in the intake before one fold commits them all. */
-export const FOLD_WINDOW_MS = 20;
+import { WriteWindow } from "./write_window.ts";
 
 /** The principal of the kernel's own user (permissive policy: it may read every row, D-1). */
 export function localPrincipal(): string {
@@ -66,6 +64,7 @@ export class KernelJournal {
   #workers = 0;
   readonly #workerSession = new Map<number, string>();
   #foldTimer: ReturnType<typeof setTimeout> | null = null;
+  readonly #foldWindow = new WriteWindow();
   #folding: Promise<void> | null = null;
   #foldAgain = false;
   /** Set by `close`: no fold is scheduled after the last one. */
@@ -151,7 +150,7 @@ export class KernelJournal {
     void w.finally(() => this.#writes.delete(w));
   }
 
-  /** Fold the intake within {@link FOLD_WINDOW_MS}; one fold at a time. */
+  /** Fold the intake soon (see `write_window.ts`); one fold at a time. */
   #nudge(): void {
     if (this.#closing) return;
     if (this.#foldTimer !== null) return;
@@ -162,7 +161,7 @@ export class KernelJournal {
     this.#foldTimer = setTimeout(() => {
       this.#foldTimer = null;
       this.#fold();
-    }, FOLD_WINDOW_MS);
+    }, this.#foldWindow.delay());
   }
 
   /** Fold now and publish: afterwards the `journal` channel shows every exec answered so far. */
@@ -175,6 +174,7 @@ export class KernelJournal {
   }
 
   #fold(): Promise<void> {
+    this.#foldWindow.wrote();
     // Gathered durable events travel in the same journal batch: one wake, fewer commits.
     this.durable.sendNow();
     const run = this.store.journal.intakeTake().then((r) => {
