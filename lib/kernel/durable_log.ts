@@ -9,8 +9,9 @@
  * detected (`event_seq_conflict`) instead of interleaved. Appends gather (on the schedule of
  * `write_window.ts`, or until {@link APPEND_BATCH} events) and go as one transaction: a commit
  * per event cost more than the exec that published it. Gathered events are lost if the kernel
- * is killed before they go (at most one window of them; the exec rows themselves are not). Reads send what is gathered first and
- * travel through the journal's single FIFO queue, so they always see earlier appends.
+ * is killed before they go (at most one window of them; the exec rows themselves are not).
+ * Reads send what is gathered first and travel through the journal's single FIFO queue, so
+ * they always see earlier appends.
  *
  * Timestamps: the bus uses ns since the epoch, the store ms; bus timestamps are whole ms
  * (`nowNs()`), so nothing is lost.
