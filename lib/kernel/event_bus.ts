@@ -189,14 +189,28 @@ export class EventBus {
 
   /** Publish; returns the stored event. Never blocks (durable channels write behind). */
   publish(scope: string, channel: string, payload: unknown): BusEvent {
-    const key = EventBus.#key(scope, channel);
-    const c = this.#chan(key);
+    const c = this.#chan(EventBus.#key(scope, channel));
     const e: BusEvent = { channel, seq: c.nextSeq++, ts: nowNs(), payload };
     if (this.#isDurable(channel)) this.durable!.append(scope, channel, e);
+    EventBus.#deliver(c, e);
+    return e;
+  }
+
+  /**
+   * Deliver an event its producer numbered and stored itself (a journaling session worker logs
+   * each transcript event with its exec): the ring and subscribers only, no durable append.
+   * The channel's numbering continues after it.
+   */
+  publishStored(scope: string, e: BusEvent): void {
+    const c = this.#chan(EventBus.#key(scope, e.channel));
+    if (e.seq >= c.nextSeq) c.nextSeq = e.seq + 1;
+    EventBus.#deliver(c, e);
+  }
+
+  static #deliver(c: Channel, e: BusEvent): void {
     c.ring.push(e);
     if (c.ring.length > RING_SIZE) c.ring.shift();
     for (const s of c.subs) s.offer(e);
-    return e;
   }
 
   /**

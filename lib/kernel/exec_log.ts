@@ -9,7 +9,7 @@
  * @module
  */
 
-import type { BeginRequestInput, IntakeWriter } from "../store/mod.ts";
+import type { BeginRequestInput, IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { type ExecRecord, type JournalDone, outcomeOf } from "./journal_messages.ts";
 
 /** The running exec's log state. */
@@ -49,8 +49,11 @@ export class ExecLog {
     }
   }
 
-  /** The exec finished: its record goes to the intake before the result is delivered. */
-  finish(rec: ExecRecord): JournalDone {
+  /**
+   * The exec finished: its record — with its transcript event, if it has one — goes to the
+   * intake before the result is delivered.
+   */
+  finish(rec: ExecRecord, ev?: IntakeEvent): JournalDone {
     const o = this.#open;
     this.#open = null;
     const warnings = rec.warnings.splice(0);
@@ -61,6 +64,7 @@ export class ExecLog {
       result: outcomeOf(rec),
       statements: rec.statements,
       undo: rec.undo,
+      ...(ev ? { ev } : {}),
     };
     try {
       if (o.row !== null) {

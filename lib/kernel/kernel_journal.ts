@@ -100,8 +100,10 @@ export class KernelJournal {
   /** The bus the `journal` channel is published on (set once the bus exists). */
   set bus(b: EventBus) {
     this.#bus = b;
-    // Reading the `journal` channel's history first publishes every exec already answered.
-    b.settle = (channel) => channel === "journal" ? this.foldNow() : undefined;
+    // Reading the history of `journal` (published from folds) or `session.transcript` (stored
+    // by folds) first folds every exec already answered.
+    b.settle = (channel) =>
+      channel === "journal" || channel === "session.transcript" ? this.foldNow() : undefined;
   }
 
   /** `<state>/cas`, for session workers. */

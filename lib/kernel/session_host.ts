@@ -104,7 +104,12 @@ export class SessionHost {
       journal: this.init.journal
         ? { casDir: this.init.journal.casDir, intake: this.#intakeFor(this.init.journal) }
         : null,
+      // A worker that crashed mid-exec may have logged that exec's event with the next seq:
+      // its successor starts one past it (a gap at worst, never a seq used twice).
+      transcriptSeq: this.bus.nextSeq(this.name, "session.transcript") +
+        (this.#crashedMidExec ? 1 : 0),
     });
+    this.#crashedMidExec = false;
   }
 
   /** The intake series of the current worker (issue 7); a crashed worker's is folded. */
@@ -281,11 +286,16 @@ export class SessionHost {
         if (m.ok) {
           t.resultRef = m.result.ref;
           t.result = m.result;
-          this.bus.publish(this.name, "session.transcript", {
-            n: m.n,
-            ref: m.result.ref,
-            summary: m.summary,
-          });
+          const payload = { n: m.n, ref: m.result.ref, summary: m.summary };
+          // A journaling worker numbered the event and logged it with the exec (issue 7).
+          if (m.transcript) {
+            this.bus.publishStored(this.name, {
+              channel: "session.transcript",
+              seq: m.transcript.seq,
+              ts: m.transcript.ts * 1_000_000,
+              payload,
+            });
+          } else this.bus.publish(this.name, "session.transcript", payload);
           this.bus.publish(this.name, "render", { ref: m.result.ref, render: m.result.render });
           const state = m.outcomeFailed
             ? (t.cancelRequested && m.signalled ? "cancelled" : "failed")
@@ -306,9 +316,13 @@ export class SessionHost {
     this.#pump();
   }
 
+  /** The previous worker crashed while running an exec (see {@link #spawn}). */
+  #crashedMidExec = false;
+
   /** The worker died: fail its tasks with an internal error and start a fresh evaluator. */
   #crash(message: string): void {
     this.crashes++;
+    this.#crashedMidExec = this.#running !== null;
     const err: RpcErrorObject = {
       code: RPC.INTERNAL_ERROR,
       message: `session worker crashed: ${message}; the session was restarted`,

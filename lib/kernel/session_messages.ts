@@ -22,6 +22,11 @@ export interface InitMsg {
   env: Record<string, string>;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */
   journal?: JournalInit | null;
+  /**
+   * The seq of this session's next `session.transcript` event: a journaling worker numbers
+   * its transcript events and logs each with its exec (issue 7, D-20).
+   */
+  transcriptSeq?: number;
 }
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
@@ -99,6 +104,8 @@ export type DoneMsg =
       n: number;
       result: { ref: string; uri: string; value: unknown; render: string };
       summary: TranscriptSummary;
+      /** Its `session.transcript` event as the worker numbered and logged it (journaling). */
+      transcript?: { seq: number; ts: number };
       /** A non-ok outcome result (task state `failed` / `cancelled`). */
       outcomeFailed: boolean;
       signalled: boolean;

@@ -38,7 +38,7 @@ import type {
 import { evalByStatement, SessionJournal, type StmtFacts } from "./session_journal.ts";
 import { MailboxReceiver, MailboxSender } from "./mailbox.ts";
 import type { JournalDone } from "./journal_messages.ts";
-import { IntakeWriter } from "../store/mod.ts";
+import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
 
@@ -62,6 +62,8 @@ let idleFlag: Int32Array;
 let journal: SessionJournal | null = null;
 /** Where this worker logs its execs for the journal (`exec_log.ts`). */
 let execLog: ExecLog | null = null;
+/** The seq of this session's next `session.transcript` event (journaling workers number them). */
+let transcriptSeq = 0;
 let sessionName = "";
 /** Statement-sink lines and diagnostics of the running exec (bounded). */
 let sinkText = "";
@@ -106,6 +108,7 @@ async function init(m: InitMsg): Promise<void> {
     journal = await SessionJournal.open(m.journal, post);
     const i = m.journal.intake;
     execLog = new ExecLog(new IntakeWriter(i.dir, i.token, i.worker));
+    transcriptSeq = m.transcriptSeq ?? 0;
     // An exec that did something a crash must not hide has its running row logged first.
     journal.onEffect = () => execLog?.begun();
   }
@@ -277,8 +280,21 @@ async function runExec(m: ExecMsg): Promise<void> {
       cancelled: Atomics.load(flag, 0) !== 0,
     };
   }
-  // Journal (issue 7): outputs (large ones into the CAS), statements, effects, undo inverses.
-  if (journal) done.journal = await journalFinish(journal, m, done);
+  // Journal (issue 7): outputs (large ones into the CAS), statements, effects, undo inverses,
+  // and the transcript event, logged with the exec so that one is durable iff the other is.
+  if (journal) {
+    let ev: IntakeEvent | undefined;
+    if (done.ok) {
+      ev = {
+        channel: "session.transcript",
+        seq: transcriptSeq++,
+        ts: Date.now(),
+        payload: { n: done.n, ref: done.result.ref, summary: done.summary },
+      };
+      done.transcript = { seq: ev.seq, ts: ev.ts };
+    }
+    done.journal = await journalFinish(journal, m, done, ev);
+  }
   current = null;
   ev.setCancelFlag(idleFlag);
   sinkText = "";
@@ -381,9 +397,14 @@ function jbegin(m: ExecMsg, program: unknown): void {
  * Log the finished exec (outcome, statements, undo inverses) to the intake before its result
  * is delivered: a client that saw a result finds its row in the journal, even after a crash.
  */
-async function journalFinish(j: SessionJournal, m: ExecMsg, done: DoneMsg): Promise<JournalDone> {
+async function journalFinish(
+  j: SessionJournal,
+  m: ExecMsg,
+  done: DoneMsg,
+  ev: IntakeEvent | undefined,
+): Promise<JournalDone> {
   const rec = await journalRecord(j, m, done);
-  if (execLog) return execLog.finish(rec);
+  if (execLog) return execLog.finish(rec, ev);
   return { warnings: rec.warnings.splice(0), error: "this session keeps no exec log" };
 }
 

@@ -103,6 +103,27 @@ export function appendEvent(c: Conn, e: EventInput): AppendedEvent {
   });
 }
 
+/**
+ * Store an event its producer numbered itself — a session worker numbers its transcript events
+ * and logs each with its exec in the journal intake, so the fold stores them together. Stored
+ * when `seq` is at or past the stream's next (a gap is an event whose exec could not be
+ * logged); refused, returned rather than thrown, when it is behind (another writer) or invalid.
+ */
+export function storeNumbered(c: Conn, e: EventInput & { seq: number }): StoreError | null {
+  let ev: Checked;
+  try {
+    ev = check(e);
+  } catch (err) {
+    return err instanceof StoreError ? err : invalid((err as Error).message);
+  }
+  const seq = ev.want!;
+  const next = storedNext(c, ev.channel, ev.scope);
+  if (seq < next) return seqConflict(ev, next);
+  insert(c, ev, seq);
+  setNext(c, ev.channel, ev.scope, seq + 1);
+  return null;
+}
+
 /** One slot of {@link appendEvents}: the appended event, or why this one was refused. */
 export type AppendOutcome =
   | { ok: true; event: AppendedEvent }

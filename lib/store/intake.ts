@@ -35,6 +35,15 @@ export interface IntakeBegin {
   row: BeginRequestInput;
 }
 
+/** An event logged with its exec, numbered by the session worker (`session.transcript`). */
+export interface IntakeEvent {
+  channel: string;
+  seq: number;
+  /** ms since the epoch. */
+  ts: number;
+  payload: unknown;
+}
+
 /** An exec finished: its outcome, statement rows and undo inverses. */
 export interface IntakeFinish {
   t: "f";
@@ -42,6 +51,8 @@ export interface IntakeFinish {
   result: FinishRequestInput;
   statements: StatementInput[];
   undo: IntakeUndo[];
+  /** Its transcript event, stored with its row (scope: the row's session). */
+  ev?: IntakeEvent;
 }
 
 /** An exec that began and finished with nothing in between worth a line of its own. */

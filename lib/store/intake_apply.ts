@@ -12,6 +12,7 @@
 import { join } from "node:path";
 import { StoreError } from "./errors.ts";
 import { headOf } from "./validate.ts";
+import * as events from "./event_rows.ts";
 import * as journal from "./journal_rows.ts";
 import * as undo from "./undo_rows.ts";
 import type { Conn } from "./sqlite_conn.ts";
@@ -526,6 +527,14 @@ export class IntakeFolder {
       ? line.row
       : this.#c.stmt("SELECT session, principal, source FROM journal WHERE id = ?")
         .get(id) as { session: string; principal: string; source: string };
+    if (line.ev) {
+      // The exec's transcript event, in the same transaction as its row: one is durable iff
+      // the other is. A refused event is reported; its exec's row stays.
+      const refused = events.storeNumbered(this.#c, { ...line.ev, scope: row.session });
+      if (refused) {
+        this.#error(`the transcript event of entry ${id}: ${refused.message}`, refused.code);
+      }
+    }
     out.push({
       id,
       session: row.session,

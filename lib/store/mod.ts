@@ -63,5 +63,5 @@ export {
 } from "./limits.ts";
 export type * from "./types.ts";
 export { IntakeWriter, parseIntakeName } from "./intake.ts";
-export type { IntakeBegin, IntakeFinish, IntakeUndo, IntakeWhole } from "./intake.ts";
+export type { IntakeBegin, IntakeEvent, IntakeFinish, IntakeUndo, IntakeWhole } from "./intake.ts";
 export type { IntakeNotice, IntakeProblem, IntakeReport } from "./intake_apply.ts";

@@ -48,6 +48,8 @@ Deno.test(
     try {
       const k = await spawnKernel(sock, ["--state-dir", state]);
       const answered = new Map<string, string>();
+      // The transcript refs each session answered (out:N): their events must survive too.
+      const refs: string[][] = [[], [], [], []];
       const sent: string[] = [];
       const clients = await Promise.all(
         [0, 1, 2, 3].map((i) =>
@@ -64,6 +66,7 @@ Deno.test(
           try {
             const r = await c.call<R>("exec", { src });
             answered.set(src, String(r.render));
+            refs[i].push(String(r.ref));
           } catch {
             return;
           }
@@ -118,6 +121,16 @@ Deno.test(
         // Every row belongs to an exec that was sent.
         const sentSet = new Set(sent);
         assert(rows.every((r) => sentSet.has(r.source)));
+        // Every answered exec's transcript event was logged with it: none lost to the kill,
+        // and each stream is dense from 0.
+        for (let i = 0; i < 4; i++) {
+          const evs = await store.events.readSince("session.transcript", -1, 10_000, {
+            scope: `s${i}`,
+          });
+          assertEquals(evs.map((e) => e.seq), evs.map((_, n) => n));
+          const stored = new Set(evs.map((e) => (e.payload as R).ref));
+          for (const ref of refs[i]) assert(stored.has(ref), `s${i}: the event of ${ref} survived`);
+        }
       } finally {
         await store.close();
       }

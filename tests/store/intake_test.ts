@@ -358,3 +358,36 @@ Deno.test("a line the journal refuses in the middle of a batch costs only itself
     assert.equal((await store.journal.query({ kind: "request" })).length, 2);
   }, { journalMode: "inline" });
 });
+
+Deno.test("a transcript event is stored with its exec's row; one behind its stream is refused alone", async () => {
+  await withStore(async (store) => {
+    const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+    const ev = (seq: number) => ({
+      channel: "session.transcript",
+      seq,
+      ts: 1000 + seq,
+      payload: { n: seq + 1, ref: `out:${seq + 1}` },
+    });
+    const whole = (k: number, seq: number) => {
+      const { k: _k, ...rest } = finish(k);
+      return { ...rest, t: "x" as const, k, row: begin(k, `x ${k}`).row, ev: ev(seq) };
+    };
+    w.append(whole(1, 0));
+    w.append(begin(2, "f 2"));
+    w.append({ ...finish(2), ev: ev(1) }); // a finish line carries it too
+    w.append(whole(3, 1)); // behind: another writer had seq 1
+    w.append(whole(4, 3)); // a gap (seq 2's exec was never logged) is taken
+    const r = await store.journal.intakeTake();
+    assert.equal(r.errors.length, 1, JSON.stringify(r.errors));
+    assert.equal(r.errors[0].code, "event_seq_conflict");
+    assert.match(r.errors[0].message, /transcript event of entry/);
+    assert.equal((await store.journal.query({ kind: "request" })).length, 4, "every row stays");
+    const evs = await store.events.readSince("session.transcript", -1, 100, { scope: "s" });
+    assert.deepEqual(evs.map((e) => [e.seq, e.ts, (e.payload as { ref: string }).ref]), [
+      [0, 1000, "out:1"],
+      [1, 1001, "out:2"],
+      [3, 1003, "out:4"],
+    ]);
+    assert.equal(await store.events.lastSeq("session.transcript", { scope: "s" }), 3);
+  }, { journalMode: "inline" });
+});
