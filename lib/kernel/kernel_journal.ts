@@ -18,6 +18,7 @@
 import { RPC, RpcError } from "../client/errors.ts";
 import {
   type JournalEntry,
+  journalEventPayload,
   type JournalFilter,
   openStore,
   type OpenStoreOptions,
@@ -125,7 +126,43 @@ export class KernelJournal {
     const message = `${what}: ${(e as Error)?.message ?? e}`;
     this.#onError(new Error(`journal: ${message}`));
     const code = e instanceof StoreError ? e.code : "journal_write_failed";
-    this.#bus?.publish(session, "journal", { error: { code, message }, entry_id: entryId });
+    this.#record(session, { error: { code, message }, entry_id: entryId });
+  }
+
+  /**
+   * Publish a `journal` channel event of the kernel's own (a report, a row written here). The
+   * journal thread numbers the channel — it stores each exec's event with its row — so this one
+   * is numbered and stored there too, then delivered live; when it cannot be stored it is
+   * still delivered, under the number it was given.
+   */
+  #record(session: string, payload: Record<string, unknown>): void {
+    const bus = this.#bus;
+    if (!bus) return;
+    const live = (seq: number, tsNs: number) =>
+      bus.publishStored(session, { channel: "journal", seq, ts: tsNs, payload });
+    const w = this.store.events.record("journal", payload, { scope: session }).then(
+      (r) => {
+        live(r.seq, r.ts * 1_000_000);
+        if (r.error) {
+          this.#onError(
+            new Error(`journal: a journal channel event was not stored: ${r.error.message}`),
+          );
+        }
+      },
+      (e) => {
+        // Not stored: still tell the subscribers, under the number the journal gave it (or, when
+        // it could not number it at all, the bus's next).
+        const seq = (e as StoreError)?.details?.seq;
+        live(typeof seq === "number" ? seq : bus.nextSeq(session, "journal"), Date.now() * 1e6);
+        this.#onError(
+          new Error(
+            `journal: a journal channel event was not stored: ${(e as Error)?.message ?? e}`,
+          ),
+        );
+      },
+    );
+    this.#writes.add(w);
+    void w.finally(() => this.#writes.delete(w));
   }
 
   /** Where the next session worker of `session` logs its execs (`IntakeWriter`). */
@@ -187,13 +224,13 @@ export class KernelJournal {
           this.#report(s, "folding the journal intake", new StoreError(e.code as never, e.message));
         }
       }
+      // Each row's event was numbered and stored with it by the fold: deliver it live.
       for (const n of r.finished) {
-        this.#bus?.publish(n.session, "journal", {
-          entry_id: n.id,
-          head: n.head,
-          ok: n.ok,
-          principal: n.principal,
-          session: n.session,
+        this.#bus?.publishStored(n.session, {
+          channel: "journal",
+          seq: n.seq,
+          ts: n.ts * 1_000_000,
+          payload: journalEventPayload(n),
         });
       }
     }, (e) => this.#report("", "folding the journal intake failed", e)).finally(() => {
@@ -250,13 +287,10 @@ export class KernelJournal {
       this.#report(t.session, "writing the row of a task that never ran failed", e);
       return;
     }
-    this.#bus?.publish(t.session, "journal", {
-      entry_id: id,
-      head: headOf(t.src),
-      ok: rec.ok,
-      principal,
-      session: t.session,
-    });
+    this.#record(
+      t.session,
+      journalEventPayload({ id, head: headOf(t.src), ok: rec.ok, principal, session: t.session }),
+    );
   }
 
   /** Answer a language `journal`/`undo` request from a session worker. */
@@ -303,6 +337,7 @@ export class KernelJournal {
     await this.#folding;
     await Promise.allSettled([...this.#writes]);
     await this.#fold(); // what the sessions logged last, published before the bus goes
+    await Promise.allSettled([...this.#writes]); // reports of that fold
     await this.durable.flushed();
     await this.store.close();
   }

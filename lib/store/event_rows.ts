@@ -15,6 +15,7 @@
  */
 
 import { invalid, StoreError } from "./errors.ts";
+import { fromSqlite } from "./sqlite_errors.ts";
 import { EVENT_READ_DEFAULT, EVENT_READ_MAX } from "./limits.ts";
 import type { Conn, Param } from "./sqlite_conn.ts";
 import type { AppendedEvent, EventInput, StoredEvent } from "./types.ts";
@@ -91,16 +92,71 @@ function setNext(c: Conn, channel: string, scope: string, next: number): void {
   ).run(channel, scope, next);
 }
 
+/**
+ * Numbers this connection gave to events it could not store but that were delivered anyway
+ * ({@link recordEvent}), per stream: never given again. (A number of a transaction that rolled
+ * back was never delivered, and is given again.)
+ */
+const handedOut = new WeakMap<Conn, Map<string, number>>();
+
+function handOut(c: Conn, channel: string, scope: string, next: number): void {
+  let m = handedOut.get(c);
+  if (!m) handedOut.set(c, m = new Map());
+  const key = `${scope}\u0000${channel}`;
+  if ((m.get(key) ?? 0) < next) m.set(key, next);
+}
+
+/** The next number this connection gives a stream's event it numbers itself. */
+function nextNumber(c: Conn, channel: string, scope: string): number {
+  const stored = storedNext(c, channel, scope);
+  const given = handedOut.get(c)?.get(`${scope}\u0000${channel}`) ?? 0;
+  return Math.max(stored, given);
+}
+
 /** Append one event; returns its sequence number. Atomic on its own or inside a batch. */
 export function appendEvent(c: Conn, e: EventInput): AppendedEvent {
   const ev = check(e);
   return c.tx("appendEvent", () => {
-    const seq = storedNext(c, ev.channel, ev.scope);
-    if (ev.want !== null && ev.want !== seq) throw seqConflict(ev, seq);
+    let seq: number;
+    if (ev.want === null) seq = nextNumber(c, ev.channel, ev.scope);
+    else {
+      seq = storedNext(c, ev.channel, ev.scope);
+      if (ev.want !== seq) throw seqConflict(ev, seq);
+    }
     insert(c, ev, seq);
     setNext(c, ev.channel, ev.scope, seq + 1);
     return { channel: ev.channel, scope: ev.scope, seq, ts: ev.ts };
   });
+}
+
+/**
+ * Number and store an event, answering with its number even when it could not be stored (then
+ * `error` says why; it throws, with the number in `details.seq`, when the failure took the
+ * whole transaction down): the kernel delivers it live either way, and the number is never
+ * given again. The journal thread numbers the `journal` channel this way — its fold's exec events and
+ * the kernel's own reports — so one stream never has two numberers.
+ */
+export function recordEvent(
+  c: Conn,
+  e: EventInput,
+): AppendedEvent & { error: { code: string; message: string } | null } {
+  const ev = check(e);
+  if (ev.want !== null) throw invalid("recordEvent numbers the event itself: pass no seq");
+  const seq = nextNumber(c, ev.channel, ev.scope);
+  const at = { channel: ev.channel, scope: ev.scope, seq, ts: ev.ts };
+  try {
+    c.tx("recordEvent", () => {
+      insert(c, ev, seq);
+      setNext(c, ev.channel, ev.scope, seq + 1);
+    });
+    return { ...at, error: null };
+  } catch (err) {
+    handOut(c, ev.channel, ev.scope, seq + 1); // it is delivered under this number
+    const se = err instanceof StoreError ? err : fromSqlite(err, "storing an event");
+    // SQLite rolled the whole transaction back (a full journal): the caller's batch must know.
+    if (!c.db.isTransaction) throw new StoreError(se.code, se.message, { ...se.details, seq });
+    return { ...at, error: { code: se.code, message: se.message } };
+  }
 }
 
 /**

@@ -21,13 +21,24 @@ import { type IntakeLine, parseIntakeName } from "./intake.ts";
 import { intakeExtent, uncommittedTail } from "./intake_map.ts";
 import type { UndoInput } from "./types.ts";
 
-/** A request row the fold finished (the kernel publishes it on the `journal` channel). */
+/** A request row the fold finished, and its `journal` channel event, stored with it. */
 export interface IntakeNotice {
   id: number;
   session: string;
   principal: string;
   head: string;
   ok: boolean;
+  /** The event's number in the session's `journal` stream. */
+  seq: number;
+  /** The event's time (ms since the epoch). */
+  ts: number;
+}
+
+/** The `journal` channel payload of a finished exec's row. */
+export function journalEventPayload(
+  n: Pick<IntakeNotice, "id" | "head" | "ok" | "principal" | "session">,
+): Record<string, unknown> {
+  return { entry_id: n.id, head: n.head, ok: n.ok, principal: n.principal, session: n.session };
 }
 
 /** A problem met while folding (a corrupt line, a row the journal could not take). */
@@ -535,12 +546,20 @@ export class IntakeFolder {
         this.#error(`the transcript event of entry ${id}: ${refused.message}`, refused.code);
       }
     }
-    out.push({
+    const done = {
       id,
       session: row.session,
       principal: row.principal,
       head: headOf(row.source),
       ok: line.result.ok ?? line.result.status === "ok",
+    };
+    // Its `journal` channel event, numbered here and stored with the row: one is durable iff
+    // the other is (D-20); the kernel delivers it live after the commit.
+    const ev = events.appendEvent(this.#c, {
+      channel: "journal",
+      scope: row.session,
+      payload: journalEventPayload(done),
     });
+    out.push({ ...done, seq: ev.seq, ts: ev.ts });
   }
 }

@@ -131,6 +131,16 @@ Deno.test(
           const stored = new Set(evs.map((e) => (e.payload as R).ref));
           for (const ref of refs[i]) assert(stored.has(ref), `s${i}: the event of ${ref} survived`);
         }
+        // …and so did each answered exec's `journal` channel event, stored with its row.
+        const journalEvents = new Set<number>();
+        for (let i = 0; i < 4; i++) {
+          const evs = await store.events.readSince("journal", -1, 10_000, { scope: `s${i}` });
+          for (const e of evs) journalEvents.add((e.payload as R).entry_id as number);
+        }
+        for (const src of answered.keys()) {
+          const id = bySrc.get(src)!.id;
+          assert(journalEvents.has(id), `the journal event of entry ${id} (${src}) survived`);
+        }
       } finally {
         await store.close();
       }

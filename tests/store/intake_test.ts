@@ -391,3 +391,26 @@ Deno.test("a transcript event is stored with its exec's row; one behind its stre
     assert.equal(await store.events.lastSeq("session.transcript", { scope: "s" }), 3);
   }, { journalMode: "inline" });
 });
+
+Deno.test("each folded exec's journal channel event is numbered and stored with its row", async () => {
+  await withStore(async (store) => {
+    const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+    w.append(begin(1, "a 1"));
+    w.append(finish(1));
+    w.append(begin(2, "b 2"));
+    w.append(finish(2, false));
+    const r = await store.journal.intakeTake();
+    assert.deepEqual(r.finished.map((n) => [n.head, n.seq]), [["a", 0], ["b", 1]]);
+    const evs = await store.events.readSince("journal", -1, 100, { scope: "s" });
+    assert.deepEqual(
+      evs.map((e) => [e.seq, e.ts, e.payload]),
+      r.finished.map((n) => [n.seq, n.ts, {
+        entry_id: n.id,
+        head: n.head,
+        ok: n.ok,
+        principal: "human",
+        session: "s",
+      }]),
+    );
+  }, { journalMode: "inline" });
+});
