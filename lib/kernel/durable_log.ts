@@ -1,17 +1,20 @@
 /**
  * The event bus's {@link DurableLog} over the store's event log (protocol §13, D-20): the
- * `journal` and `session.transcript` streams keep dense sequence numbers per (channel, scope)
- * that continue across kernel restarts.
+ * `journal` and `session.transcript` streams keep sequence numbers per (channel, scope) that
+ * continue across kernel restarts, dense except where an event could not be stored (its exec
+ * could not be logged, or the journal refused it: reported, and its number never reused).
  *
- * The bus assigns sequence numbers synchronously (publish never waits on disk) from counters
- * seeded once at start with `EventLog.listChannels()`; every event is then appended behind with
- * its explicit `seq`, which the store checks is the stream's next one — a second writer is
- * detected (`event_seq_conflict`) instead of interleaved. Appends gather (on the schedule of
- * `write_window.ts`, or until {@link APPEND_BATCH} events) and go as one transaction: a commit
- * per event cost more than the exec that published it. Gathered events are lost if the kernel
- * is killed before they go (at most one window of them; the exec rows themselves are not).
- * Reads send what is gathered first and travel through the journal's single FIFO queue, so
- * they always see earlier appends.
+ * With a journal, the kernel's events on these channels are numbered and stored where their
+ * execs are: a session worker logs each transcript event with its exec, the journal thread's
+ * fold stores each exec's `journal` event with its row, and the kernel's own `journal` reports
+ * are numbered there too (`EventLog.record`); the bus then delivers them live with those numbers
+ * (`EventBus.publishStored`). So an event of an answered exec survives a crash exactly when its
+ * exec's row does. This log serves their history, seeds the bus's counters at start, and still
+ * appends anything published on a durable channel through `EventBus.publish`: behind, with the
+ * bus's `seq`, which the store checks is the stream's next one (a second writer is detected,
+ * `event_seq_conflict`, instead of interleaved), gathered on the schedule of `write_window.ts`
+ * (or until {@link APPEND_BATCH} events) into one transaction. Reads send what is gathered
+ * first and travel through the journal's single FIFO queue, so they see earlier appends.
  *
  * Timestamps: the bus uses ns since the epoch, the store ms; bus timestamps are whole ms
  * (`nowNs()`), so nothing is lost.

@@ -20,9 +20,10 @@ export interface BusEvent {
 
 /**
  * Persistent history for durable channels (implemented over lib/store's EventLog by
- * `durable_log.ts`). Sequence numbers are assigned synchronously by the bus from counters the
- * log seeded at start; the log writes behind with the explicit seq, so publish never waits on
- * disk. Reads of history older than the ring are asynchronous. (journal engineer)
+ * `durable_log.ts`). Events stored by their producers arrive through {@link
+ * EventBus.publishStored}; for {@link EventBus.publish} the bus assigns the seq synchronously
+ * from counters the log seeded at start and the log writes behind with it, so publish never
+ * waits on disk. Reads of history older than the ring are asynchronous.
  */
 export interface DurableLog {
   /** The next seq of a stream (seeded from the store at start; continues across restarts). */

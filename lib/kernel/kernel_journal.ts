@@ -214,7 +214,7 @@ export class KernelJournal {
 
   #fold(): Promise<void> {
     this.#foldWindow.wrote();
-    // Gathered durable events travel in the same journal batch: one wake, fewer commits.
+    // Anything gathered for the durable log travels in the same journal batch: one wake.
     this.durable.sendNow();
     const run = this.store.journal.intakeTake().then((r) => {
       for (const e of r.errors) {
