@@ -41,6 +41,9 @@ import type { Task } from "./tasks.ts";
 import { applyUndo, UndoError } from "./undo_apply.ts";
 import { WriteWindow } from "./write_window.ts";
 
+/** Kernel events waiting for a fold at most (beyond, they are delivered unstored). */
+const MAX_KERNEL_EVENTS = 1024;
+
 /** The principal of the kernel's own user (permissive policy: it may read every row, D-1). */
 export function localPrincipal(): string {
   return `uid:${Deno.uid() ?? 0}`;
@@ -65,6 +68,8 @@ export class KernelJournal {
   #workers = 0;
   readonly #workerSession = new Map<number, string>();
   #foldTimer: ReturnType<typeof setTimeout> | null = null;
+  /** The kernel's own `journal` channel events, for the next fold to number and store. */
+  #kernelEvents: Array<{ scope: string; payload: Record<string, unknown> }> = [];
   readonly #foldWindow = new WriteWindow();
   #folding: Promise<void> | null = null;
   #foldAgain = false;
@@ -122,47 +127,55 @@ export class KernelJournal {
     this.#principals.set(t, principal);
   }
 
-  #report(session: string, what: string, e: unknown, entryId: number | null = null): void {
+  /**
+   * Report a journal problem: stderr, and an `{error}` event on the session's `journal` channel
+   * (stored with the next fold; `live`: delivered now without storing, when the fold itself is
+   * what failed).
+   */
+  #report(
+    session: string,
+    what: string,
+    e: unknown,
+    entryId: number | null = null,
+    live = false,
+  ): void {
     const message = `${what}: ${(e as Error)?.message ?? e}`;
     this.#onError(new Error(`journal: ${message}`));
     const code = e instanceof StoreError ? e.code : "journal_write_failed";
-    this.#record(session, { error: { code, message }, entry_id: entryId });
+    const payload = { error: { code, message }, entry_id: entryId };
+    if (live) this.#live(session, payload);
+    else this.#record(session, payload);
   }
 
   /**
-   * Publish a `journal` channel event of the kernel's own (a report, a row written here). The
-   * journal thread numbers the channel — it stores each exec's event with its row — so this one
-   * is numbered and stored there too, then delivered live; when it cannot be stored it is
-   * still delivered, under the number it was given.
+   * A `journal` channel event of the kernel's own (a report, a row written here). The journal
+   * thread numbers the channel — its fold stores each exec's event with the row — so this one
+   * goes with the next fold, numbered after the rows folded before it and delivered in order.
    */
   #record(session: string, payload: Record<string, unknown>): void {
+    if (!this.#bus) return;
+    if (this.#closing || this.#kernelEvents.length >= MAX_KERNEL_EVENTS) {
+      this.#live(session, payload); // no fold will take it: deliver it unstored
+      return;
+    }
+    this.#kernelEvents.push({ scope: session, payload });
+    this.#nudge();
+  }
+
+  /**
+   * Deliver a `journal` channel event live, under the number the journal gave it; one it could
+   * not number takes the bus's next (it may then repeat a stored event's number: this happens
+   * only when the journal is failing).
+   */
+  #live(session: string, payload: unknown, seq: number | null = null, tsNs?: number): void {
     const bus = this.#bus;
     if (!bus) return;
-    const live = (seq: number, tsNs: number) =>
-      bus.publishStored(session, { channel: "journal", seq, ts: tsNs, payload });
-    const w = this.store.events.record("journal", payload, { scope: session }).then(
-      (r) => {
-        live(r.seq, r.ts * 1_000_000);
-        if (r.error) {
-          this.#onError(
-            new Error(`journal: a journal channel event was not stored: ${r.error.message}`),
-          );
-        }
-      },
-      (e) => {
-        // Not stored: still tell the subscribers, under the number the journal gave it (or, when
-        // it could not number it at all, the bus's next).
-        const seq = (e as StoreError)?.details?.seq;
-        live(typeof seq === "number" ? seq : bus.nextSeq(session, "journal"), Date.now() * 1e6);
-        this.#onError(
-          new Error(
-            `journal: a journal channel event was not stored: ${(e as Error)?.message ?? e}`,
-          ),
-        );
-      },
-    );
-    this.#writes.add(w);
-    void w.finally(() => this.#writes.delete(w));
+    bus.publishStored(session, {
+      channel: "journal",
+      seq: seq ?? bus.nextSeq(session, "journal"),
+      ts: tsNs ?? Date.now() * 1_000_000,
+      payload,
+    });
   }
 
   /** Where the next session worker of `session` logs its execs (`IntakeWriter`). */
@@ -216,7 +229,22 @@ export class KernelJournal {
     this.#foldWindow.wrote();
     // Anything gathered for the durable log travels in the same journal batch: one wake.
     this.durable.sendNow();
-    const run = this.store.journal.intakeTake().then((r) => {
+    const kernelEvents = this.#kernelEvents;
+    this.#kernelEvents = [];
+    const run = this.store.journal.intakeTake(kernelEvents).then((r) => {
+      // Each row's event was numbered and stored with it by the fold, the kernel's own events
+      // after them: deliver them live, in that order.
+      for (const n of r.finished) {
+        this.#live(n.session, journalEventPayload(n), n.seq, n.ts * 1_000_000);
+      }
+      for (const e of r.events ?? []) {
+        this.#live(e.scope, e.payload, e.seq, e.ts * 1_000_000);
+        if (e.error) {
+          this.#onError(
+            new Error(`journal: a journal channel event was not stored: ${e.error.message}`),
+          );
+        }
+      }
       for (const e of r.errors) {
         const sessions = new Set(e.workers.map((w) => this.#workerSession.get(w) ?? ""));
         if (sessions.size === 0) sessions.add("");
@@ -224,16 +252,10 @@ export class KernelJournal {
           this.#report(s, "folding the journal intake", new StoreError(e.code as never, e.message));
         }
       }
-      // Each row's event was numbered and stored with it by the fold: deliver it live.
-      for (const n of r.finished) {
-        this.#bus?.publishStored(n.session, {
-          channel: "journal",
-          seq: n.seq,
-          ts: n.ts * 1_000_000,
-          payload: journalEventPayload(n),
-        });
-      }
-    }, (e) => this.#report("", "folding the journal intake failed", e)).finally(() => {
+    }, (e) => {
+      for (const k of kernelEvents) this.#live(k.scope, k.payload);
+      this.#report("", "folding the journal intake failed", e, null, true);
+    }).finally(() => {
       this.#folding = null;
       if (this.#foldAgain) {
         this.#foldAgain = false;
@@ -337,7 +359,7 @@ export class KernelJournal {
     await this.#folding;
     await Promise.allSettled([...this.#writes]);
     await this.#fold(); // what the sessions logged last, published before the bus goes
-    await Promise.allSettled([...this.#writes]); // reports of that fold
+    await Promise.allSettled([...this.#writes]); // rows written here meanwhile
     await this.durable.flushed();
     await this.store.close();
   }

@@ -55,6 +55,22 @@ export interface IntakeReport {
   finished: IntakeNotice[];
   /** Reported, never hidden. */
   errors: IntakeProblem[];
+  /**
+   * The kernel's own `journal` channel events handed to this take, numbered after every
+   * finished row above (so the stream is delivered in order); `seq` null when not even numbered.
+   */
+  events?: RecordedEvent[];
+}
+
+/** A kernel event `intakeTake` numbered and stored (or could not). */
+export interface RecordedEvent {
+  scope: string;
+  seq: number | null;
+  /** ms since the epoch. */
+  ts: number;
+  payload: Record<string, unknown>;
+  /** Why it is not stored (it is still to be delivered, under `seq`). */
+  error: { code: string; message: string } | null;
 }
 
 /** Lines folded per catch-up at most (bounds one transaction; the rest waits for the next). */

@@ -19,7 +19,7 @@ import { Conn } from "./sqlite_conn.ts";
 import { fromSqlite } from "./sqlite_errors.ts";
 import * as undo from "./undo_rows.ts";
 import { sweepStaleLocks, writerAlive, WriterLock } from "./writer_lock.ts";
-import { IntakeFolder } from "./intake_apply.ts";
+import { IntakeFolder, type IntakeReport, type RecordedEvent } from "./intake_apply.ts";
 
 /** Options of {@link JournalDb.open}. */
 export interface JournalDbOptions {
@@ -244,7 +244,36 @@ export const JOURNAL_OPS = {
    * What intake folds finished (and any problems) since the last call. Runs outside a batch's
    * transaction, after the fold that precedes every batch (`BatchRunner`).
    */
-  intakeTake: (j: JournalDb) => j.intake?.take() ?? { finished: [], errors: [] },
+  intakeTake: (
+    j: JournalDb,
+    kernelEvents: ReadonlyArray<{ scope: string; payload: Record<string, unknown> }> = [],
+  ): IntakeReport => {
+    const r: IntakeReport = j.intake?.take() ?? { finished: [], errors: [] };
+    // The kernel's own journal channel events, numbered after the rows folded so far.
+    r.events = kernelEvents.map((e): RecordedEvent => {
+      const ts = Date.now();
+      try {
+        const a = events.recordEvent(j.conn, {
+          channel: "journal",
+          scope: e.scope,
+          payload: e.payload,
+          ts,
+        });
+        return { scope: e.scope, seq: a.seq, ts: a.ts, payload: e.payload, error: a.error };
+      } catch (err) {
+        const se = err instanceof StoreError ? err : fromSqlite(err, "storing an event");
+        const seq = se.details?.seq;
+        return {
+          scope: e.scope,
+          seq: typeof seq === "number" ? seq : null,
+          ts,
+          payload: e.payload,
+          error: { code: se.code, message: se.message },
+        };
+      }
+    });
+    return r;
+  },
   /** A session worker died: fold its intake and mark its unfinished exec unfinished. */
   intakeAbandon: (j: JournalDb, worker: number) => j.intake?.abandon(worker),
   schemaVersion: (_j: JournalDb) => SCHEMA_VERSION,

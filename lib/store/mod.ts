@@ -65,4 +65,4 @@ export type * from "./types.ts";
 export { IntakeWriter, parseIntakeName } from "./intake.ts";
 export type { IntakeBegin, IntakeEvent, IntakeFinish, IntakeUndo, IntakeWhole } from "./intake.ts";
 export { journalEventPayload } from "./intake_apply.ts";
-export type { IntakeNotice, IntakeProblem, IntakeReport } from "./intake_apply.ts";
+export type { IntakeNotice, IntakeProblem, IntakeReport, RecordedEvent } from "./intake_apply.ts";

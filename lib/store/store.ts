@@ -137,10 +137,13 @@ export class JournalApi {
 
   /**
    * Fold the intake (`intake.ts`) now; returns the requests finished by every fold since the
-   * last call, and the problems met.
+   * last call, each with its `journal` channel event, then `kernelEvents` — the kernel's own
+   * events on that channel — numbered after them and stored (see {@link IntakeReport.events}).
    */
-  intakeTake(): Promise<IntakeReport> {
-    return this.#j.call("intakeTake");
+  intakeTake(
+    kernelEvents: ReadonlyArray<{ scope: string; payload: Record<string, unknown> }> = [],
+  ): Promise<IntakeReport> {
+    return this.#j.call("intakeTake", kernelEvents);
   }
 
   /** Session worker `worker` of this process died: fold its intake, end its unfinished exec. */

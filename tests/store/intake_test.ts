@@ -414,3 +414,20 @@ Deno.test("each folded exec's journal channel event is numbered and stored with 
     );
   }, { journalMode: "inline" });
 });
+
+Deno.test("the kernel's own journal events handed to a take are numbered after its rows", async () => {
+  await withStore(async (store) => {
+    const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
+    w.append(begin(1, "a 1"));
+    w.append(finish(1));
+    const report = { error: { code: "journal_write_failed", message: "x" }, entry_id: null };
+    const r = await store.journal.intakeTake([{ scope: "s", payload: report }]);
+    assert.deepEqual(r.finished.map((n) => n.seq), [0]);
+    assert.deepEqual(r.events?.map((e) => [e.scope, e.seq, e.error, e.payload]), [
+      ["s", 1, null, report],
+    ]);
+    const evs = await store.events.readSince("journal", -1, 10, { scope: "s" });
+    assert.deepEqual(evs.map((e) => e.seq), [0, 1]);
+    assert.deepEqual(evs[1].payload, report);
+  }, { journalMode: "inline" });
+});
