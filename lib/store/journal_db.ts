@@ -207,8 +207,6 @@ export const JOURNAL_OPS = {
   sweepUnfinished: (j: JournalDb) => j.sweepUnfinished(),
   appendEvent: (j: JournalDb, e: Parameters<typeof events.appendEvent>[1]) =>
     events.appendEvent(j.conn, e),
-  recordEvent: (j: JournalDb, e: Parameters<typeof events.recordEvent>[1]) =>
-    events.recordEvent(j.conn, e),
   /** Several appends in one transaction; each stands alone (one refused never drops another). */
   appendEvents: (j: JournalDb, list: Parameters<typeof events.appendEvents>[1]) =>
     events.appendEvents(j.conn, list).flatMap((r, index) =>

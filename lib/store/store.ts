@@ -175,19 +175,6 @@ export class EventLog {
   }
 
   /**
-   * Number and store an event (no `seq`: the journal numbers it). Resolves with its number even
-   * when it could not be stored — then `error` says why — so the caller can still deliver it;
-   * the number is never given again.
-   */
-  record(
-    channel: string,
-    payload: unknown,
-    opts: { scope?: string | null; ts?: number } = {},
-  ): Promise<AppendedEvent & { error: { code: string; message: string } | null }> {
-    return this.#j.call("recordEvent", { channel, payload, ...opts });
-  }
-
-  /**
    * Append several events in one transaction. Each stands alone: one refused (e.g. with
    * `event_seq_conflict`) never drops another. Resolves with the refused ones only (by index
    * into `list`), so a batch of thousands costs nothing to answer.

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { EVENT_READ_MAX, openStore, type StoreError } from "../../lib/store/mod.ts";
+import { EVENT_READ_MAX, openStore } from "../../lib/store/mod.ts";
 import { rejectsCode, withStore, withTempDir } from "./_helpers.ts";
 
 Deno.test("append assigns dense seqs from 0 per channel; readSince is exclusive and ascending", async () => {
@@ -188,26 +188,4 @@ Deno.test("appendMany: one batch, several streams; a refused event never drops a
     assert.equal((await store.events.append("journal", {}, { scope: "s2" })).seq, 1);
     assert.equal((await store.events.append("session.transcript", {}, { scope: "s1" })).seq, 1);
   });
-});
-
-Deno.test("record: an event that cannot be stored keeps its number, which is never given again", async () => {
-  await withStore(async (store) => {
-    const a = await store.events.record("journal", { i: 0 }, { scope: "s" });
-    assert.deepEqual([a.seq, a.error], [0, null]);
-    // Too big for this journal (journal_full): refused; the kernel delivers it anyway, under
-    // the number it was given (seq 1), so that number is not given to another event.
-    await assert.rejects(
-      store.events.record("journal", { blob: "x".repeat(1 << 20) }, { scope: "s" }),
-      (e: StoreError) => e.code === "journal_full" && e.details?.seq === 1,
-    );
-    const c = await store.events.record("journal", { i: 2 }, { scope: "s" });
-    assert.deepEqual([c.seq, c.error], [2, null]);
-    assert.deepEqual(
-      (await store.events.readSince("journal", -1, 10, { scope: "s" })).map((e) => e.seq),
-      [0, 2],
-    );
-    // A seq given to nothing delivered (a rolled-back append) is given again: no gap.
-    await assert.rejects(store.events.append("journal", { i: 3 }, { scope: "s", seq: 9 }));
-    assert.equal((await store.events.append("journal", { i: 3 }, { scope: "s" })).seq, 3);
-  }, { maxDbBytes: 256 * 1024 });
 });

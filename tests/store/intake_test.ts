@@ -431,3 +431,26 @@ Deno.test("the kernel's own journal events handed to a take are numbered after i
     assert.deepEqual(evs[1].payload, report);
   }, { journalMode: "inline" });
 });
+
+Deno.test("a kernel event the journal cannot store keeps its number, which is never given again", async () => {
+  await withStore(async (store) => {
+    const take = async (payload: Record<string, unknown>) =>
+      (await store.journal.intakeTake([{ scope: "s", payload }])).events![0];
+    const first = await take({ i: 0 });
+    assert.deepEqual([first.seq, first.error], [0, null]);
+    assert.equal((await take({ i: 1 })).seq, 1);
+    // Too big for this journal: not stored, but numbered (the kernel delivers it under seq 2).
+    const big = await take({ blob: "x".repeat(1 << 20) });
+    assert.equal(big.seq, 2);
+    assert.equal(big.error?.code, "journal_full");
+    const next = await take({ i: 3 });
+    assert.deepEqual([next.seq, next.error], [3, null]);
+    assert.deepEqual(
+      (await store.events.readSince("journal", -1, 10, { scope: "s" })).map((e) => e.seq),
+      [0, 1, 3],
+    );
+    // A number of a transaction that rolled back was never delivered: it is given again.
+    await assert.rejects(store.events.append("journal", { i: 4 }, { scope: "s", seq: 9 }));
+    assert.equal((await store.events.append("journal", { i: 4 }, { scope: "s" })).seq, 4);
+  }, { journalMode: "inline", maxDbBytes: 256 * 1024 });
+});
