@@ -70,6 +70,8 @@ export class KernelJournal {
   #foldTimer: ReturnType<typeof setTimeout> | null = null;
   /** The kernel's own `journal` channel events, for the next fold to number and store. */
   #kernelEvents: Array<{ scope: string; payload: Record<string, unknown> }> = [];
+  /** The problems the last fold reported (`code\0message`). */
+  #foldProblems = new Set<string>();
   readonly #foldWindow = new WriteWindow();
   #folding: Promise<void> | null = null;
   #foldAgain = false;
@@ -245,7 +247,13 @@ export class KernelJournal {
           );
         }
       }
+      // A problem the previous fold reported already (the journal stays busy, the intake
+      // unreadable) is not reported again: each report queues an event for the next fold,
+      // which would meet the same problem and report it again, and again.
+      const seen = this.#foldProblems;
+      this.#foldProblems = new Set(r.errors.map((e) => `${e.code}\u0000${e.message}`));
       for (const e of r.errors) {
+        if (seen.has(`${e.code}\u0000${e.message}`)) continue;
         const sessions = new Set(e.workers.map((w) => this.#workerSession.get(w) ?? ""));
         if (sessions.size === 0) sessions.add("");
         for (const s of sessions) {
