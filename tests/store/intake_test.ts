@@ -6,7 +6,14 @@
 
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type IntakeFinish, IntakeWriter, openStore, type Store } from "../../lib/store/mod.ts";
+import {
+  type IntakeFinish,
+  type IntakeWhole,
+  IntakeWriter,
+  openStore,
+  type Store,
+} from "../../lib/store/mod.ts";
+import { intakeExtent } from "../../lib/store/intake_map.ts";
 import { withStore, withTempDir } from "./_helpers.ts";
 
 const begin = (k: number, source: string) => ({
@@ -22,6 +29,12 @@ const finish = (k: number, ok = true): IntakeFinish => ({
   statements: [{ source: "x", status: "ok", ok: true, durationNs: 4 }],
   undo: [],
 });
+
+/** A whole-exec line (begin and finish in one) for exec `k`. */
+const whole = (k: number, source: string): IntakeWhole => {
+  const { k: _k, ...rest } = finish(k);
+  return { ...rest, t: "x", k, row: begin(k, source).row };
+};
 
 async function rows(store: Store) {
   return (await store.journal.query({ kind: "request" })).map((r) => [r.source, r.status]);
@@ -54,8 +67,7 @@ Deno.test("intake lines fold into rows with their statements; reads see them at 
 Deno.test("an exec with nothing between begin and finish folds from one line", async () => {
   await withStore(async (store) => {
     const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1);
-    const { k: _k, ...rest } = finish(1);
-    w.append({ ...rest, t: "x", k: 1, row: begin(1, "whole 1").row });
+    w.append(whole(1, "whole 1"));
     w.append(begin(2, "split 2"));
     w.append(finish(2));
     const r = await store.journal.intakeTake();
@@ -241,6 +253,16 @@ Deno.test("a dead writer's partly folded intake resumes at its mark: nothing is 
   });
 });
 
+/** Where a mapped segment's committed lines end (its reader's view). */
+function committedEnd(path: string): number {
+  const f = Deno.openSync(path);
+  try {
+    return intakeExtent(f).end;
+  } finally {
+    f.close();
+  }
+}
+
 /** Bytes at `offset` of `path`, written in place (what a writer copying a line left behind). */
 async function writeAt(path: string, offset: number, text: string): Promise<void> {
   const f = await Deno.open(path, { write: true });
@@ -290,7 +312,7 @@ Deno.test("a mapped segment's line that was never committed is dropped at open a
     w.append(finish(1));
     w.append(begin(2, "cut 2"));
     const path = join(intake, `${dead}.3.0.log`);
-    const committed = new DataView((await Deno.readFile(path)).buffer).getUint32(8, true);
+    const committed = committedEnd(path);
     // It died copying the finish of exec 2: the bytes are there, the committed end is not.
     await writeAt(path, committed, JSON.stringify(finish(2)) + "\n");
     const store = await openStore(dir, { journalMode: "inline" });
@@ -333,10 +355,6 @@ Deno.test("a line the journal refuses in the middle of a batch costs only itself
   await withStore(async (store) => {
     const token = store.openInfo.intakeToken!;
     const w = new IntakeWriter(store.intakeDir, token, 1, { map: false });
-    const whole = (k: number, source: string) => {
-      const { k: _k, ...rest } = finish(k);
-      return { ...rest, t: "x" as const, k, row: begin(k, source).row };
-    };
     w.append(whole(1, "good 1"));
     await Deno.writeTextFile(join(store.intakeDir, `${token}.1.0.log`), "{corrupt\n", {
       append: true,
@@ -368,15 +386,12 @@ Deno.test("a transcript event is stored with its exec's row; one behind its stre
       ts: 1000 + seq,
       payload: { n: seq + 1, ref: `out:${seq + 1}` },
     });
-    const whole = (k: number, seq: number) => {
-      const { k: _k, ...rest } = finish(k);
-      return { ...rest, t: "x" as const, k, row: begin(k, `x ${k}`).row, ev: ev(seq) };
-    };
-    w.append(whole(1, 0));
+    const withEv = (k: number, seq: number) => ({ ...whole(k, `x ${k}`), ev: ev(seq) });
+    w.append(withEv(1, 0));
     w.append(begin(2, "f 2"));
     w.append({ ...finish(2), ev: ev(1) }); // a finish line carries it too
-    w.append(whole(3, 1)); // behind: another writer had seq 1
-    w.append(whole(4, 3)); // a gap (seq 2's exec was never logged) is taken
+    w.append(withEv(3, 1)); // behind: another writer had seq 1
+    w.append(withEv(4, 3)); // a gap (seq 2's exec was never logged) is taken
     const r = await store.journal.intakeTake();
     assert.equal(r.errors.length, 1, JSON.stringify(r.errors));
     assert.equal(r.errors[0].code, "event_seq_conflict");
