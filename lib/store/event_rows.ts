@@ -131,31 +131,38 @@ export function appendEvent(c: Conn, e: EventInput): AppendedEvent {
 
 /**
  * Number and store an event, answering with its number even when it could not be stored (then
- * `error` says why; it throws, with the number in `details.seq`, when the failure took the
- * whole transaction down): the kernel delivers it live either way, and the number is never
- * given again. The journal thread numbers the `journal` channel this way — its fold's exec events and
- * the kernel's own reports — so one stream never has two numberers.
+ * `error` says why, and the number is never given again: the kernel delivers the event live
+ * under it); `seq` is null when it could not even be numbered. Never throws. The journal thread
+ * numbers the `journal` channel this way — its fold's exec events are numbered by
+ * {@link appendEvent} in the fold's transaction, the kernel's own events after them — so one
+ * stream never has two numberers. Runs outside any transaction of the caller's.
  */
 export function recordEvent(
   c: Conn,
   e: EventInput,
-): AppendedEvent & { error: { code: string; message: string } | null } {
-  const ev = check(e);
-  if (ev.want !== null) throw invalid("recordEvent numbers the event itself: pass no seq");
-  const seq = nextNumber(c, ev.channel, ev.scope);
-  const at = { channel: ev.channel, scope: ev.scope, seq, ts: ev.ts };
+): { seq: number | null; ts: number; error: { code: string; message: string } | null } {
+  const failure = (err: unknown) => {
+    const se = err instanceof StoreError ? err : fromSqlite(err, "storing an event");
+    return { code: se.code, message: se.message };
+  };
+  let ev: Checked;
+  let seq: number;
+  try {
+    ev = check(e);
+    if (ev.want !== null) throw invalid("recordEvent numbers the event itself: pass no seq");
+    seq = nextNumber(c, ev.channel, ev.scope);
+  } catch (err) {
+    return { seq: null, ts: Date.now(), error: failure(err) };
+  }
   try {
     c.tx("recordEvent", () => {
       insert(c, ev, seq);
       setNext(c, ev.channel, ev.scope, seq + 1);
     });
-    return { ...at, error: null };
+    return { seq, ts: ev.ts, error: null };
   } catch (err) {
     handOut(c, ev.channel, ev.scope, seq + 1); // it is delivered under this number
-    const se = err instanceof StoreError ? err : fromSqlite(err, "storing an event");
-    // SQLite rolled the whole transaction back (a full journal): the caller's batch must know.
-    if (!c.db.isTransaction) throw new StoreError(se.code, se.message, { ...se.details, seq });
-    return { ...at, error: { code: se.code, message: se.message } };
+    return { seq, ts: ev.ts, error: failure(err) };
   }
 }
 

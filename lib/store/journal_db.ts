@@ -248,28 +248,11 @@ export const JOURNAL_OPS = {
   ): IntakeReport => {
     const r: IntakeReport = j.intake?.take() ?? { finished: [], errors: [] };
     // The kernel's own journal channel events, numbered after the rows folded so far.
-    r.events = kernelEvents.map((e): RecordedEvent => {
-      const ts = Date.now();
-      try {
-        const a = events.recordEvent(j.conn, {
-          channel: "journal",
-          scope: e.scope,
-          payload: e.payload,
-          ts,
-        });
-        return { scope: e.scope, seq: a.seq, ts: a.ts, payload: e.payload, error: a.error };
-      } catch (err) {
-        const se = err instanceof StoreError ? err : fromSqlite(err, "storing an event");
-        const seq = se.details?.seq;
-        return {
-          scope: e.scope,
-          seq: typeof seq === "number" ? seq : null,
-          ts,
-          payload: e.payload,
-          error: { code: se.code, message: se.message },
-        };
-      }
-    });
+    r.events = kernelEvents.map((e): RecordedEvent => ({
+      scope: e.scope,
+      payload: e.payload,
+      ...events.recordEvent(j.conn, { channel: "journal", scope: e.scope, payload: e.payload }),
+    }));
     return r;
   },
   /** A session worker died: fold its intake and mark its unfinished exec unfinished. */
