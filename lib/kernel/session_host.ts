@@ -9,7 +9,13 @@ import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { EventBus } from "./event_bus.ts";
 import { resume as resumeGroup, suspend as suspendGroup } from "../exec/mod.ts";
 import { STARTED, type Task } from "./tasks.ts";
-import type { DoneMsg, FromWorker, SessionFacts, ToWorker } from "./session_messages.ts";
+import {
+  type DoneMsg,
+  type FromWorker,
+  type SessionFacts,
+  type ToWorker,
+  transcriptPayload,
+} from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
 import { mailboxBuffer, MailboxReceiver, MailboxSender } from "./mailbox.ts";
 
@@ -286,7 +292,7 @@ export class SessionHost {
         if (m.ok) {
           t.resultRef = m.result.ref;
           t.result = m.result;
-          const payload = { n: m.n, ref: m.result.ref, summary: m.summary };
+          const payload = transcriptPayload(m);
           // A journaling worker numbered the event and logged it with the exec (issue 7).
           if (m.transcript) {
             this.bus.publishStored(this.name, {

@@ -89,6 +89,16 @@ export interface TranscriptSummary {
   n?: number;
 }
 
+/**
+ * The `session.transcript` payload of a finished exec: built by the worker for the copy it logs
+ * and by the main thread for the live one, which must be the same.
+ */
+export function transcriptPayload(
+  done: { n: number; result: { ref: string }; summary: TranscriptSummary },
+) {
+  return { n: done.n, ref: done.result.ref, summary: done.summary };
+}
+
 /** Worker → main: an exec finished (success or an RPC error). */
 export type DoneMsg =
   & {

@@ -25,15 +25,16 @@ import { boundText } from "../client/bound_text.ts";
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { CaptureOptions } from "../exec/mod.ts";
 import { spawnCapture } from "../exec/mod.ts";
-import type {
-  DoneMsg,
-  ExecMsg,
-  FromWorker,
-  InitMsg,
-  RequestMsg,
-  SessionFacts,
-  ToWorker,
-  TranscriptSummary,
+import {
+  type DoneMsg,
+  type ExecMsg,
+  type FromWorker,
+  type InitMsg,
+  type RequestMsg,
+  type SessionFacts,
+  type ToWorker,
+  transcriptPayload,
+  type TranscriptSummary,
 } from "./session_messages.ts";
 import { evalByStatement, SessionJournal, type StmtFacts } from "./session_journal.ts";
 import { MailboxReceiver, MailboxSender } from "./mailbox.ts";
@@ -289,7 +290,7 @@ async function runExec(m: ExecMsg): Promise<void> {
         channel: "session.transcript",
         seq: transcriptSeq++,
         ts: Date.now(),
-        payload: { n: done.n, ref: done.result.ref, summary: done.summary },
+        payload: transcriptPayload(done),
       };
       done.transcript = { seq: ev.seq, ts: ev.ts };
     }
