@@ -19,7 +19,7 @@
 export { type KernelHandle, type KernelOptions, startKernel } from "./server.ts";
 export { defaultStateDir, KERNEL_USAGE, kernelMain, parseKernelArgs } from "./cli.ts";
 export { bindKernelSocket, ListenError } from "./listen.ts";
-export { type Attachment, kernelMethods, type KernelServices } from "./methods.ts";
+export { type Attachment, kernelMethods, type KernelServices } from "./methods/mod.ts";
 export { EventBus } from "./event_bus.ts";
 export { MAX_FINISHED_TASKS, Task, TaskRegistry } from "./tasks.ts";
 export { availableTier, landlockAbi } from "./tier.ts";

@@ -14,7 +14,7 @@ import { serveConnection } from "./connection.ts";
 import { EventBus } from "./event_bus.ts";
 import { SessionHost } from "./session_host.ts";
 import { TaskRegistry } from "./tasks.ts";
-import { type Attachment, kernelMethods } from "./methods.ts";
+import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
 
 /** Options of `startKernel`. */

@@ -1,0 +1,93 @@
+/**
+ * Exec methods (protocol §4.6, §5.1): `exec` with its background and timeout flows, and
+ * `value.get` on the transcript.
+ *
+ * @module
+ */
+
+import { RPC, RpcError } from "../../client/errors.ts";
+import type { Task } from "../tasks.ts";
+import { invalid, optBool, optElide, optString, optUint, reqString, sleep } from "./params.ts";
+import { att, type KernelServices, type Register } from "./types.ts";
+
+/** Tasks that may wait behind a session's running one (D-31: bounded queues). */
+export const MAX_QUEUED = 10_000;
+
+/** A finished task's inline result, or its error thrown as the RPC error. */
+function inlineOrThrow(t: Task): unknown {
+  const r = t.takeResult();
+  if (r) return r;
+  const e = t.error ?? { code: RPC.INTERNAL_ERROR, message: "task ended without a result" };
+  throw new RpcError(e.code, e.message, e.data);
+}
+
+/** Add the exec family. */
+export function addExecMethods(add: Register, k: KernelServices): void {
+  add("exec", async (p, conn) => {
+    const src = reqString(p, "src", "exec");
+    const mode = optString(p, "mode") ?? "run";
+    if (mode === "plan" || mode === "approved") {
+      throw new RpcError(
+        RPC.METHOD_NOT_FOUND,
+        `exec mode "${mode}" is not available yet: plans and approval arrive with the Leash ` +
+          `issue; use mode "run"`,
+        { mode },
+      );
+    }
+    if (mode !== "run") throw invalid(`mode must be run, plan or approved (got ${mode})`);
+    const position = optString(p, "position") ?? "stmt";
+    if (position !== "stmt" && position !== "value") {
+      throw invalid(`position must be stmt or value (got ${position})`);
+    }
+    const background = (optBool(p, "async") ?? false) || (optBool(p, "background") ?? false);
+    const timeoutMs = optUint(p, "timeout_ms");
+    const elide = optElide(p);
+    const a = att(conn);
+    const limit = k.maxQueued ?? MAX_QUEUED;
+    if (a.session.queued >= limit) {
+      throw new RpcError(
+        RPC.INTERNAL_ERROR,
+        `session "${a.session.name}" already has ${limit} tasks waiting; await or ` +
+          `cancel some before queueing more`,
+        { queued: a.session.queued, limit },
+      );
+    }
+    const t = k.tasks.create(a.session.name, src, position, elide, a.tty);
+    k.journal?.notePrincipal(t, a.principal); // the journal row's principal (issue 7)
+    t.keepResult = !background; // nobody waits for an async task's inline result
+    a.session.submit(t);
+    const handle = { task: t.ref, events: t.channel };
+    if (background) return handle;
+    if (timeoutMs !== undefined) {
+      const r = await Promise.race([t.done.then(() => "done" as const), sleep(timeoutMs)]);
+      if (r === "timeout" && !t.finished) {
+        t.keepResult = false;
+        return { ...handle, timed_out: true };
+      }
+    } else await t.done;
+    return inlineOrThrow(t);
+  });
+
+  add("value.get", (p, conn) => {
+    const ref = reqString(p, "ref", "value.get");
+    const path = optString(p, "path");
+    let slice: [number, number] | undefined;
+    if (p.slice !== undefined && p.slice !== null) {
+      const s = p.slice;
+      if (
+        !Array.isArray(s) || s.length !== 2 ||
+        !s.every((x) => typeof x === "number" && Number.isSafeInteger(x) && x >= 0)
+      ) {
+        throw invalid("`slice` must be [start, end] with non-negative integers");
+      }
+      slice = [s[0], s[1]];
+    }
+    const format = optString(p, "format") ?? "json";
+    if (format !== "json" && format !== "render" && format !== "raw") {
+      throw invalid(`format must be json, render, or raw (got ${format})`);
+    }
+    const elide = optElide(p);
+    const a = att(conn);
+    return a.session.request("value.get", { ref, path, slice, format, elide, tty: a.tty });
+  });
+}
