@@ -45,6 +45,7 @@ export {
   registerCallForm,
 } from "./builtins/registry.ts";
 export { registerMethods } from "./dispatch.ts";
+export { resolveSpawn } from "./commands.ts";
 export { defaultPorts, denoFs, type FsPort, nullSink, type Ports, systemClock } from "./ports.ts";
 export { isStackOverflow, toErrorValue } from "./errors.ts";
 export { isPromise, type MaybePromise } from "./maybe.ts";

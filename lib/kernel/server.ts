@@ -16,6 +16,7 @@ import { SessionHost } from "./session_host.ts";
 import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
+import { PtyRegistry } from "./pty_registry.ts";
 
 /** Options of `startKernel`. */
 export interface KernelOptions {
@@ -41,6 +42,8 @@ export interface KernelOptions {
   maxQueued?: number;
   /** Finished tasks kept (default `MAX_FINISHED_TASKS`; tests lower it). */
   maxFinishedTasks?: number;
+  /** Open PTYs per principal at most (default `MAX_PTYS_PER_PRINCIPAL`). */
+  maxPtysPerPrincipal?: number;
   /** Where connection-level faults are reported (default: stderr). */
   onError?: (e: unknown) => void;
 }
@@ -92,9 +95,11 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   let connectionsTotal = 0;
   let closing: Promise<void> | null = null;
 
+  const ptys = new PtyRegistry(opts.maxPtysPerPrincipal);
   const methods = kernelMethods({
     bus,
     tasks,
+    ptys,
     maxQueued: opts.maxQueued,
     journal,
     session(name) {

@@ -7,15 +7,22 @@
 
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { EventBus } from "./event_bus.ts";
-import { resume as resumeGroup, suspend as suspendGroup } from "../exec/mod.ts";
+import {
+  resume as resumeGroup,
+  signalGroup,
+  signalSession,
+  suspend as suspendGroup,
+} from "../exec/mod.ts";
 import { STARTED, type Task } from "./tasks.ts";
 import {
   type DoneMsg,
   type FromWorker,
+  type RequestKind,
   type SessionFacts,
   type ToWorker,
   transcriptPayload,
 } from "./session_messages.ts";
+import type { PtyNotice } from "./pty_session.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
 import { mailboxBuffer, MailboxReceiver, MailboxSender } from "./mailbox.ts";
 
@@ -23,6 +30,10 @@ import { mailboxBuffer, MailboxReceiver, MailboxSender } from "./mailbox.ts";
 export const MAX_USER_CHANNELS = 1024;
 /** Cancel slots per session: slot 0 is the idle slot; one is held per running task. */
 const SLOTS = 64;
+/** How long a closed PTY's `pty.N` channel stays readable (its last events reach subscribers). */
+const PTY_CHANNEL_LINGER_MS = 2000;
+/** How long shutdown waits for the worker to close its PTYs before killing them from here. */
+const PTY_CLOSE_WAIT_MS = 3000;
 
 /** A named session and its Worker. */
 export class SessionHost {
@@ -47,6 +58,11 @@ export class SessionHost {
   crashes = 0;
   /** `user.*` channels this session has on the kernel bus (bounded: `MAX_USER_CHANNELS`). */
   readonly userChannels = new Set<string>();
+  /**
+   * Process ids of the PTY programs the worker runs, by PTY number: killed from here when the
+   * worker cannot close them itself (it crashed, or hangs at shutdown).
+   */
+  readonly ptyChildren = new Map<number, number>();
 
   /** Admit a `user.*` channel for this session; false once the bound is reached. */
   admitUserChannel(channel: string): boolean {
@@ -273,6 +289,8 @@ export class SessionHost {
         } else t.pgids.delete(m.pgid);
         return;
       }
+      case "pty":
+        return this.#onPtyNotice(m.notice);
       case "emit":
         // Language `channel("user.x").emit(v)` → the kernel bus (never re-injected: no echo).
         // Beyond the channel bound the event stays inside the language bus only.
@@ -281,6 +299,40 @@ export class SessionHost {
         }
         return;
     }
+  }
+
+  /** A PTY notice → its `pty.N` channel (protocol: screen changes, exit, close). */
+  #onPtyNotice(n: PtyNotice): void {
+    const num = n.pty_id.slice(4);
+    const channel = `pty.${num}`;
+    this.bus.publish(this.name, channel, n);
+    if (n.kind !== "closed") return;
+    this.ptyChildren.delete(Number(num));
+    const timer = setTimeout(() => this.bus.drop(this.name, channel), PTY_CHANNEL_LINGER_MS);
+    Deno.unrefTimer(timer);
+  }
+
+  /** SIGKILL what is left of the PTY programs (their sessions), when the worker cannot. */
+  #killPtyChildren(): void {
+    for (const pid of this.ptyChildren.values()) {
+      for (const sig of ["SIGCONT", "SIGKILL"]) {
+        try {
+          signalGroup(pid, sig);
+          signalSession(pid, sig);
+        } catch { /* gone */ }
+      }
+    }
+    this.ptyChildren.clear();
+  }
+
+  /** The worker was replaced after a crash this many times (PTY ids of earlier ones are gone). */
+  get epoch(): number {
+    return this.crashes;
+  }
+
+  /** True once closed (kernel shutdown). */
+  get closed(): boolean {
+    return this.#closed;
   }
 
   #onDone(m: DoneMsg): void {
@@ -346,12 +398,13 @@ export class SessionHost {
     }
     for (const p of this.#pending.values()) p.reject(new RpcError(err.code, err.message));
     this.#pending.clear();
+    this.#killPtyChildren(); // a terminated worker cannot close its terminals
     this.init.journal?.abandonIntake(this.#intakeWorker);
     if (!this.#closed) this.#spawn();
   }
 
-  /** Ask the worker (value.get, env, cwd). Waits while a synchronous exec holds the worker. */
-  async request(kind: "value.get" | "env" | "cwd", params: Record<string, unknown>) {
+  /** Ask the worker (value.get, env, cwd, pty). Waits while a synchronous exec holds the worker. */
+  async request(kind: RequestKind, params: Record<string, unknown>) {
     await this.#ready;
     if (this.#closed) throw new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down");
     const rid = this.#nextRid++;
@@ -372,6 +425,17 @@ export class SessionHost {
    */
   async close(graceMs = 3000): Promise<void> {
     if (this.#closed) return;
+    // PTY programs first, while the worker can still close them (its fds die with it only
+    // when the whole kernel exits); what it cannot close in time is killed from here.
+    if (this.ptyChildren.size > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        this.request("pty", { op: "close_all" }).catch(() => {}),
+        new Promise<void>((r) => (timer = setTimeout(r, PTY_CLOSE_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+      this.#killPtyChildren();
+    }
     this.#closed = true;
     for (const t of [...this.#queue]) this.cancel(t);
     const r = this.#running;

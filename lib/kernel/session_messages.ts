@@ -9,6 +9,7 @@
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
 import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import type { PtyNotice } from "./pty_session.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -49,11 +50,14 @@ export interface CancelMsg {
   task: number;
 }
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, names). */
+/** Request kinds the worker answers (`pty`: the session's PTYs, session_ptys.ts). */
+export type RequestKind = "value.get" | "env" | "cwd" | "pty";
+
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty). */
 export interface RequestMsg {
   t: "req";
   rid: number;
-  kind: "value.get" | "env" | "cwd";
+  kind: RequestKind;
   params: Record<string, unknown>;
 }
 
@@ -149,6 +153,12 @@ export interface ChildMsg {
   live: boolean;
 }
 
+/** Worker → main: a PTY's screen changed, its program exited, or it was closed. */
+export interface PtyNoticeMsg {
+  t: "pty";
+  notice: PtyNotice;
+}
+
 /** Everything a worker sends. */
 export type FromWorker =
   | ReadyMsg
@@ -157,4 +167,5 @@ export type FromWorker =
   | EmitMsg
   | CwdMsg
   | ChildMsg
+  | PtyNoticeMsg
   | JReqMsg;

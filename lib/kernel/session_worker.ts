@@ -42,6 +42,7 @@ import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
+import { type PtyOp, SessionPtys } from "./session_ptys.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -50,6 +51,8 @@ const lossy = new TextDecoder();
 const SINK_CAP = 65536;
 
 let ev: Evaluator;
+/** The session's PTYs (pty.* requests; issue 17). */
+let ptys: SessionPtys;
 const transcript = new Map<number, Value>();
 let nextOut = 1;
 let lastCwd = "";
@@ -172,6 +175,7 @@ async function init(m: InitMsg): Promise<void> {
     const wire = elide(payload, `shoal://events/${channel}`, resolveBudget(null), outcomeOut);
     post({ t: "emit", channel, payload: wire });
   };
+  ptys = new SessionPtys(ev, (notice) => post({ t: "pty", notice }));
   lastCwd = ev.cwd();
   lastFacts = facts();
   factsAt = ev.factsVersion();
@@ -532,6 +536,7 @@ async function answer(m: RequestMsg): Promise<void> {
   try {
     let result: unknown;
     if (m.kind === "value.get") result = await valueGet(m.params);
+    else if (m.kind === "pty") result = await ptys.handle(m.params as PtyOp);
     else if (m.kind === "env") result = envView();
     else result = { display: ev.cwd() };
     post({ t: "reply", rid: m.rid, ok: true, result });
