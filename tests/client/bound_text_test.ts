@@ -1,10 +1,5 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import {
-  boundText,
-  incompleteEscapeAt,
-  stripAnsi,
-  TEXT_CAP,
-} from "../../lib/client/bound_text.ts";
+import { boundText, incompleteEscapeAt, stripAnsi, TEXT_CAP } from "../../lib/client/bound_text.ts";
 
 const enc = new TextEncoder();
 
