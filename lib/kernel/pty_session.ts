@@ -16,8 +16,12 @@ import { OutputTail } from "./pty_output.ts";
 export const NOTIFY_MS = 50;
 /** Scrollback lines one read returns at most. */
 export const MAX_SCROLLBACK_READ = 1000;
-/** How long a program's last output may take to arrive after it exited. */
-const EXIT_DRAIN_MS = 50;
+/** A waiting `wait_for` re-checks at most this often while output streams in, in ms. */
+const RECHECK_MS = 5;
+/** Parsing work between two yields to the event loop, in ms. */
+const SLICE_MS = 10;
+/** How long the output a program left behind may take to be parsed after it exited. */
+const EXIT_DRAIN_MAX_MS = 5000;
 
 /** What `wait_for` matches against. */
 export type MatchIn = "any" | "output" | "screen";
@@ -112,28 +116,47 @@ export class AgentPty {
 
   async #pump(): Promise<void> {
     const buf = new Uint8Array(65536);
+    let slice = performance.now();
     try {
       for (;;) {
         const n = await this.#pty.read(buf);
         if (n === 0) return;
-        this.#feeding = this.#feed(buf.slice(0, n));
-        await this.#feeding;
-        this.#feeding = null;
+        const parsing = this.#feed(buf.subarray(0, n));
+        if (parsing) {
+          this.#feeding = parsing;
+          await parsing;
+          this.#feeding = null;
+        }
+        // A flood is read and parsed without waiting: let requests and timers run between
+        // slices, or the session would stop answering (and back-pressure would never come).
+        if (performance.now() - slice > SLICE_MS) {
+          await new Promise((r) => setTimeout(r, 0));
+          slice = performance.now();
+        }
       }
     } catch {
       // A read error ends the output; the exit still comes through the reaper.
     }
   }
 
-  /** The chunk being parsed (null between chunks). */
+  /** A chunk whose parse is asynchronous (the screen's fallback path), else null. */
   #feeding: Promise<void> | null = null;
 
-  /** Parse one chunk: the screen, the output text, waiters and notices see it. */
-  async #feed(chunk: Uint8Array): Promise<void> {
-    await this.#screen.write(chunk);
-    // After the parse: whatever a waiter finds in the output is on the screen too.
-    this.#tail.push(chunk);
-    this.#changed();
+  /**
+   * Parse one chunk: the screen, then the output text (so whatever a waiter finds in the output
+   * is on the screen too), waiters and notices. Returns a promise only when the screen parses
+   * asynchronously (then `chunk` is copied, since the reader reuses its buffer).
+   */
+  #feed(chunk: Uint8Array): Promise<void> | undefined {
+    if (!this.#screen.synchronous) chunk = chunk.slice();
+    const after = () => {
+      this.#tail.push(chunk);
+      this.#changed();
+    };
+    const parsing = this.#screen.write(chunk);
+    if (parsing !== undefined) return parsing.then(after);
+    after();
+    return undefined;
   }
 
   #changed(): void {
@@ -165,15 +188,21 @@ export class AgentPty {
   }
 
   async #onExit(e: ExitInfo): Promise<void> {
-    // What the program wrote just before it exited may still be in the terminal: the end of
-    // the output usually comes at once (nothing else holds the terminal); give it a moment.
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([
-      this.#pumped,
-      new Promise<void>((r) => (timer = setTimeout(r, EXIT_DRAIN_MS))),
-    ]);
-    clearTimeout(timer);
-    await this.#feeding;
+    // What the program wrote before it exited is taken in first: until the pump has read and
+    // parsed everything the terminal holds (the end of the output, or nothing pending while a
+    // background process keeps the terminal open), bounded.
+    let ended = false;
+    this.#pumped.then(() => (ended = true));
+    const deadline = performance.now() + EXIT_DRAIN_MAX_MS;
+    while (!ended && !this.#closed && performance.now() < deadline) {
+      if (this.#feeding !== null) await this.#feeding;
+      else if (this.#pty.pending() > 0) await new Promise((r) => setTimeout(r, 1));
+      else {
+        // Nothing pending: give the end of the output (EOF) a moment to show up.
+        await Promise.race([this.#pumped, new Promise((r) => setTimeout(r, 5))]);
+        if (this.#feeding === null && this.#pty.pending() === 0) break;
+      }
+    }
     this.#exit = wireExit(e);
     this.#alive = false;
     for (const w of this.#waiters) w();
@@ -250,16 +279,30 @@ export class AgentPty {
     return result;
   }
 
-  /** Resolves true once `cond()` holds (re-checked after each parsed chunk), false at the deadline. */
+  /**
+   * Resolves true once `cond()` holds, false at the deadline. Re-checked after parsed output —
+   * at once when the last check is older than {@link RECHECK_MS}, else coalesced into one
+   * check then: a flood does not pay a regex over the output and the screen per chunk.
+   */
   #until(cond: () => boolean, opts: ReadOptions): Promise<boolean> {
     return new Promise((resolve) => {
-      const waiter = () => {
-        if (!cond()) return;
-        done(true);
+      let last = performance.now();
+      let pending: ReturnType<typeof setTimeout> | undefined;
+      const run = () => {
+        pending = undefined;
+        last = performance.now();
+        if (cond()) done(true);
       };
-      const timer = setTimeout(() => done(false), opts.timeoutMs ?? 0);
+      const waiter = () => {
+        if (pending !== undefined) return;
+        const wait = RECHECK_MS - (performance.now() - last);
+        if (wait <= 0) run();
+        else pending = setTimeout(run, wait);
+      };
+      const timer = setTimeout(() => done(cond()), opts.timeoutMs ?? 0);
       const done = (ok: boolean) => {
         clearTimeout(timer);
+        clearTimeout(pending);
         this.#waiters.delete(waiter);
         resolve(ok);
       };
