@@ -2,7 +2,9 @@
  * The main-thread handle of one named session. The evaluator lives in a Worker
  * (`session_worker.ts`); this side keeps the session's FIFO of tasks (one exec at a time in
  * the worker), cancels through each task's shared flag without waiting for the worker,
- * publishes transcript/render/task events, and forwards `value.get`/`env` requests.
+ * publishes transcript/render/task events, and forwards `value.get`/`env`/`pty` requests. The
+ * session's PTYs live in the worker too; their notices become `pty.N` events here, and their
+ * programs are killed from here when the worker cannot close them (a crash, a hung shutdown).
  */
 
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";

@@ -1,7 +1,8 @@
 /**
  * The Worker module of one named session (architecture: "sessions never share a thread with
- * the kernel"). It owns the evaluator and the transcript (`out:N`), runs the execs the main
- * thread hands it one at a time, and answers `value.get`, `env` and `cwd` requests itself.
+ * the kernel"). It owns the evaluator, the transcript (`out:N`) and the session's PTYs
+ * (`session_ptys.ts`), runs the execs the main thread hands it one at a time, and answers
+ * `value.get`, `env`, `cwd` and `pty` requests itself.
  * Everything it sends back is bounded wire JSON or rendered text — never a value.
  *
  * @module
