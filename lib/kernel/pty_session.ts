@@ -8,7 +8,7 @@
  * @module
  */
 
-import { type ExitInfo, type Pty } from "../exec/mod.ts";
+import type { ExitInfo, Pty } from "../exec/mod.ts";
 import { PtyScreen, type ScreenSnapshot } from "../exec/pty_screen.ts";
 import { OutputTail } from "./pty_output.ts";
 

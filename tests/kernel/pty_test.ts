@@ -385,6 +385,11 @@ Deno.test("errors: unknown PTY, other session, bad open params, spawn failures, 
       const e = await rpcError(c.call("pty.open", bad));
       assert.equal(e.code, RPC.INVALID_PARAMS, JSON.stringify(bad));
     }
+    // The language's `interact` needs a person at a terminal; a kernel session points at pty.*.
+    const ei = await rpcError(c.call("exec", { src: "interact vim notes.txt" }));
+    assert.equal(ei.code, RPC.RAISED);
+    assert.match(ei.message, /needs a person at a terminal/);
+    assert.match(String((ei.data as Record<string, unknown>).hint), /pty\.open/);
     const e2 = await rpcError(open(c, "no-such-program-xyz", ["a"]));
     assert.equal(e2.code, RPC.PTY_SPAWN_FAILED);
     assert.deepEqual((e2.data as Record<string, unknown>).cmd, "no-such-program-xyz a");
@@ -469,12 +474,12 @@ Deno.test("pty.N events: screen changes (coalesced), the exit, the close", async
     await c.subscribe(channel, (e) => void events.push(e.payload as Record<string, unknown>));
     await send(c, o.pty_id, "\r");
     await waitFor(
-      () =>
-        events.some((e) => e.kind === "screen" && /tick 10/.test(String(e.line)) || false) ||
-        events.some((e) => e.kind === "screen"),
+      () => events.some((e) => e.kind === "screen"),
       5000,
       "a screen event",
     );
+    await read(c, o.pty_id, { wait_for: "tick 10" });
+    await new Promise((r) => setTimeout(r, 200)); // any later notice has arrived by now
     const screenEvents = events.filter((e) => e.kind === "screen");
     assert.ok(screenEvents.length >= 1);
     assert.ok(

@@ -73,7 +73,7 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       const frame = text(r1);
       assertMatch(frame.split("\n")[0], new RegExp(`^${id} · python3 -q · 80x24 · running`));
       assertMatch(frame, /cursor at row 0, col 4/);
-      assertMatch(frame, /\n 0│>>>\n  │ {4}\^\n/);
+      assertMatch(frame, /\n 0│>>>\n {2}│ {4}\^\n/);
       assertMatch(frame, /rows 1–23 blank/);
       const link = (r1.content as Array<Record<string, unknown>>)[1];
       assertEquals(link.uri, `shoal://pty/${id.slice(4)}`);
