@@ -13,7 +13,12 @@
 
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { EventBus } from "./event_bus.ts";
-import { resume as resumeGroup, signalGroup, suspend as suspendGroup } from "../exec/mod.ts";
+import {
+  Cgroup,
+  resume as resumeGroup,
+  signalGroup,
+  suspend as suspendGroup,
+} from "../exec/mod.ts";
 import { STARTED, type Task } from "./tasks.ts";
 import {
   type DoneMsg,
@@ -60,6 +65,8 @@ function killGroup(pgid: number): void {
 /** A named session and its process. */
 export class SessionHost {
   #proc!: SessionProcess;
+  /** The session process's cgroup where the host allows: killing it ends every descendant. */
+  #cgroup: Cgroup | null = null;
   /** Pings sent after a cancel, awaiting their pong. */
   #pings = new Map<number, ReturnType<typeof setTimeout>>();
   #nextPing = 1;
@@ -117,7 +124,7 @@ export class SessionHost {
       onReady = resolve;
       onFail = reject;
     });
-    const proc = startSessionProcess({ memoryMb: this.memoryMb }, (line) => {
+    const proc = startSessionProcess({ memoryMb: this.memoryMb, label: this.name }, (line) => {
       if (this.#proc !== proc) return; // a killed predecessor's last words
       const m = JSON.parse(line) as FromWorker;
       if (started) this.#onMessage(m);
@@ -128,6 +135,9 @@ export class SessionHost {
       }
     });
     this.#proc = proc;
+    // Before `init`: the process runs nothing until then, so every descendant is inside.
+    const cg = Cgroup.create("shoal-session");
+    this.#cgroup = cg !== null && cg.adopt(proc.pid) ? cg : (cg?.remove(), null);
     void proc.status.then((st) => {
       if (this.#proc !== proc || this.#closed) return;
       const why = describeExit(st, this.memoryMb);
@@ -250,6 +260,21 @@ export class SessionHost {
     }, CANCEL_PING_MS);
     this.#pings.set(n, timer);
     this.#post({ t: "ping", n });
+  }
+
+  /**
+   * Kill everything left in the session's cgroup (setsid escapers, `cmd &` leftovers) and
+   * remove it; `wait` waits (≤ 2 s) until it is empty.
+   */
+  async #endCgroup(wait = false): Promise<void> {
+    const cg = this.#cgroup;
+    this.#cgroup = null;
+    if (cg === null) return;
+    cg.kill();
+    for (let i = 0; wait && i < 100 && cg.populated(); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    cg.remove(); // kept for a later sweep while members are still dying
   }
 
   /** Kill the session process and everything it started; a fresh session replaces it. */
@@ -401,6 +426,7 @@ export class SessionHost {
     this.#crashedMidExec = this.#running !== null;
     const dead = this.#proc;
     dead.kill(); // a stuck process must not linger (no-op when it already ended)
+    this.#endCgroup();
     for (const timer of this.#pings.values()) clearTimeout(timer);
     this.#pings.clear();
     for (const t of this.#running ? [this.#running] : []) {
@@ -470,6 +496,7 @@ export class SessionHost {
     this.#pings.clear();
     this.#proc.kill();
     await this.#proc.status;
+    await this.#endCgroup(true);
     this.#slots.close(true);
     for (const p of this.#pending.values()) {
       p.reject(new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down"));

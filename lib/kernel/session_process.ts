@@ -19,6 +19,8 @@ export interface SessionProcessOptions {
   memoryMb: number;
   /** Environment of the process itself (the evaluator's env travels in `init`). */
   env?: Record<string, string>;
+  /** Names the process in the kernel's stderr (`shoal-kernel: session NAME: …`). */
+  label: string;
 }
 
 /** A running session process. */
@@ -53,10 +55,40 @@ export function sessionCommand(): { exe: string; args: string[] } {
 
 const encoder = new TextEncoder();
 
+/** Longest stderr line forwarded whole; the rest of a longer one is cut. */
+const MAX_STDERR_LINE = 4096;
+
+/** Copy a session's stderr to ours, one labelled line at a time. */
+async function forwardStderr(src: ReadableStream<Uint8Array>, prefix: string): Promise<void> {
+  const decoder = new TextDecoder();
+  let pending = "";
+  const emit = (line: string) => {
+    if (line === "") return;
+    const cut = line.length > MAX_STDERR_LINE ? line.slice(0, MAX_STDERR_LINE) + "…" : line;
+    const bytes = encoder.encode(prefix + cut + "\n");
+    for (let off = 0; off < bytes.length;) off += Deno.stderr.writeSync(bytes.subarray(off));
+  };
+  try {
+    for await (const chunk of src) {
+      pending += decoder.decode(chunk, { stream: true });
+      let nl;
+      while ((nl = pending.indexOf("\n")) >= 0) {
+        emit(pending.slice(0, nl));
+        pending = pending.slice(nl + 1);
+      }
+      if (pending.length > MAX_STDERR_LINE) {
+        emit(pending);
+        pending = "";
+      }
+    }
+  } catch { /* the process went away */ }
+  if (pending !== "") emit(pending);
+}
+
 /**
  * Start a session process; `onLine` gets each message line it writes, in order. The process
- * starts in `/` (the session cwd is evaluator state), inherits stderr, and has no way to stop
- * the kernel: it is in its own process group and only ever sees its pipes.
+ * starts in `/` (the session cwd is evaluator state); its stderr lines reach the kernel's
+ * stderr labelled with the session (a V8 out-of-memory report among them).
  */
 export function startSessionProcess(
   opts: SessionProcessOptions,
@@ -76,8 +108,9 @@ export function startSessionProcess(
     clearEnv: true,
     stdin: "piped",
     stdout: "piped",
-    stderr: "inherit",
+    stderr: "piped",
   }).spawn();
+  void forwardStderr(child.stderr, `shoal-kernel: session ${opts.label}: `);
   const writer = child.stdin.getWriter();
   let writing = Promise.resolve();
   let dead = false;

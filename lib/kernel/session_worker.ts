@@ -160,7 +160,16 @@ async function init(m: InitMsg): Promise<void> {
           };
           // Journal (issue 7): stdout beyond the capture cap spills into the content store.
           const spill = journal ? journal.spillOptions(opts) : {};
-          return spawnCapture({ ...opts, signal, onSpawn, ...spill }).then(
+          // Every command gets a cgroup where the host allows (its setsid escapers die with
+          // it) and nothing it leaves running outlives it (issue 16).
+          return spawnCapture({
+            killScope: "cgroup",
+            reapOnExit: true,
+            ...opts,
+            signal,
+            onSpawn,
+            ...spill,
+          }).then(
             (r) => journal ? journal.ingestSpill(r) : r,
           ).finally(() => {
             if (task && pgid) post({ t: "child", task, pgid, live: false });
