@@ -11,7 +11,13 @@
 
 import type { Evaluator } from "../eval/mod.ts";
 import { resolveSpawn } from "../eval/mod.ts";
-import { cgroupKillAvailable, DEFAULT_TERM, isExecError, openPty } from "../exec/mod.ts";
+import {
+  cgroupKillAvailable,
+  DEFAULT_TERM,
+  isExecError,
+  openPty,
+  sessionMembers,
+} from "../exec/mod.ts";
 import { RPC, RpcError } from "../client/errors.ts";
 import { ShoalError } from "../value/errors.ts";
 import { AgentPty, type MatchIn, type PtyNotice } from "./pty_session.ts";
@@ -55,6 +61,19 @@ export class SessionPtys {
   /** Open PTYs (tests, diagnostics). */
   get size(): number {
     return this.#ptys.size;
+  }
+
+  /**
+   * The process groups of everything running on the PTYs (each program's session: a shell's
+   * jobs lead groups of their own) — live work the session's stray sweep must spare.
+   */
+  groups(): Set<number> {
+    const out = new Set<number>();
+    for (const p of this.#ptys.values()) {
+      out.add(p.pid);
+      for (const m of sessionMembers(p.pid) ?? []) out.add(m.pgid);
+    }
+    return out;
   }
 
   #get(id: number): AgentPty {
