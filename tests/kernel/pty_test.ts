@@ -215,6 +215,25 @@ Deno.test("close kills a program that ignores SIGHUP (and its whole session); cl
   });
 });
 
+Deno.test("a session's commands ending leave its PTY programs (and their jobs) alone", async () => {
+  await withKernel(async (k) => {
+    const c = await client(k.path);
+    const o = await open(c, "bash", ["--norc", "--noprofile", "-i"]);
+    await send(c, o.pty_id, "sleep 1006 &\r");
+    await waitFor(() => liveIn(o.pid).length >= 2, 5000, "the job");
+    // An exec that ran a command sweeps the session's strays (issue 16): not these.
+    await c.call("exec", { src: "^true" });
+    await c.call("exec", { src: "sh { setsid sleep 1 & }" });
+    await new Promise((r) => setTimeout(r, 200));
+    assert.ok(liveIn(o.pid).length >= 2, "bash and its job still run");
+    await send(c, o.pty_id, "echo still here\r");
+    await waitText(c, o.pty_id, "^still here", { flags: "m" });
+    await c.call("pty.close", { pty_id: o.pty_id });
+    await waitFor(() => liveIn(o.pid).length === 0, 5000, "all gone on close");
+    c.close();
+  });
+});
+
 Deno.test("cwd and env come from the session; env overrides; TERM is injected", async () => {
   await withKernel(async (k, dir) => {
     const c = await client(k.path);

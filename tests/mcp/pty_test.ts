@@ -145,6 +145,7 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
             cmd: "sh",
             args: ["-c", 'while read l; do echo "got $l"; done'],
           });
+          assertEquals(o.isError, false, text(o));
           const id = sc(o).pty_id as string;
           const uri = `shoal://pty/${id.slice(4)}`;
           const count = () => seen.filter((x) => x.uri === uri).length;
