@@ -234,6 +234,18 @@ Deno.test("a session's commands ending leave its PTY programs (and their jobs) a
   });
 });
 
+Deno.test("the screen answers terminal queries (cursor position) for the program", async () => {
+  await withKernel(async (k) => {
+    const c = await client(k.path);
+    // The program asks where the cursor is (DSR 6) and waits for the terminal's answer.
+    const script = 'printf "ab"; IFS= read -rs -d R -p $\'\\e[6n\' pos; echo; echo "pos=${pos#*[}"';
+    const o = await open(c, "bash", ["--norc", "-c", script]);
+    const r = await waitText(c, o.pty_id, "pos=\\d+;\\d+");
+    assert.equal(r.matched?.text, "pos=1;3", 'row 1, column 3 (1-based), after "ab"');
+    c.close();
+  });
+});
+
 Deno.test("cwd and env come from the session; env overrides; TERM is injected", async () => {
   await withKernel(async (k, dir) => {
     const c = await client(k.path);
@@ -474,6 +486,7 @@ Deno.test("a PTY flooding output (yes) leaves another session responsive", async
     const later = await read(flood, o.pty_id);
     assert.equal(later.alive, true);
     assert.ok((later.output_bytes as number) > 0, "still flooding");
+    assert.ok((later.output_dropped as number) > 0, "the output kept between reads is bounded");
     assert.equal(later.screen[0], "y");
     await flood.call("pty.close", { pty_id: o.pty_id });
     flood.close();
