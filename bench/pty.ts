@@ -84,9 +84,11 @@ const rawRate = await mbps(async () => {
 
 const screenRate = await mbps(async () => {
   const p = openPty({ argv: ["cat", file], cwd: dir, env: ENV });
-  const a = new AgentPty(1, p, "cat", 1000, () => {});
-  // Done when an agent would see the whole output on the screen: `alive: false` comes then.
-  while (a.alive) await sleep(1);
+  let exited!: () => void;
+  const done = new Promise<void>((r) => (exited = r));
+  // Done when an agent would see the whole output on the screen: the exit notice comes then.
+  const a = new AgentPty(1, p, "cat", 1000, (n) => n.kind === "exit" && exited());
+  await done;
   const r = await a.read();
   await a.close();
   return r.output_bytes as number;

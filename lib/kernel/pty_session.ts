@@ -16,7 +16,8 @@ import { OutputTail } from "./pty_output.ts";
 export const NOTIFY_MS = 50;
 /** Scrollback lines one read returns at most. */
 export const MAX_SCROLLBACK_READ = 1000;
-/** A waiting `wait_for` re-checks at most this often while output streams in, in ms. */
+/** A waiting `wait_for` re-checks at once this many times per window, then once per window. */
+const RECHECK_BURST = 4;
 const RECHECK_MS = 5;
 /** Parsing work between two yields to the event loop, in ms. */
 const SLICE_MS = 10;
@@ -280,24 +281,29 @@ export class AgentPty {
   }
 
   /**
-   * Resolves true once `cond()` holds, false at the deadline. Re-checked after parsed output —
-   * at once when the last check is older than {@link RECHECK_MS}, else coalesced into one
-   * check then: a flood does not pay a regex over the output and the screen per chunk.
+   * Resolves true once `cond()` holds, false at the deadline. Re-checked after parsed output:
+   * at once for the first {@link RECHECK_BURST} chunks of each {@link RECHECK_MS} window (a
+   * prompt arrives right after its echo), beyond that once at the window's end — a flood does
+   * not pay a regex over the output and the screen per chunk.
    */
   #until(cond: () => boolean, opts: ReadOptions): Promise<boolean> {
     return new Promise((resolve) => {
-      let last = performance.now();
+      let windowStart = -Infinity;
+      let checks = 0;
       let pending: ReturnType<typeof setTimeout> | undefined;
       const run = () => {
         pending = undefined;
-        last = performance.now();
         if (cond()) done(true);
       };
       const waiter = () => {
         if (pending !== undefined) return;
-        const wait = RECHECK_MS - (performance.now() - last);
-        if (wait <= 0) run();
-        else pending = setTimeout(run, wait);
+        const now = performance.now();
+        if (now - windowStart >= RECHECK_MS) {
+          windowStart = now;
+          checks = 0;
+        }
+        if (++checks <= RECHECK_BURST) run();
+        else pending = setTimeout(run, RECHECK_MS - (now - windowStart));
       };
       const timer = setTimeout(() => done(cond()), opts.timeoutMs ?? 0);
       const done = (ok: boolean) => {
