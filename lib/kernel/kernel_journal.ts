@@ -418,6 +418,9 @@ export function entryJson(e: JournalEntry): Record<string, unknown> {
   };
 }
 
+/** The largest time a date can hold (ECMAScript's ±8.64e15 ms), in ns. */
+const MAX_TIME_NS = 8.64e21;
+
 /** Parse `journal.query` params into a store filter (all applied in SQL before the limit). */
 export function queryFilter(p: Record<string, unknown>, principal: string): JournalFilter {
   const bad = (msg: string) => new RpcError(RPC.INVALID_PARAMS, msg);
@@ -425,8 +428,18 @@ export function queryFilter(p: Record<string, unknown>, principal: string): Jour
   const ns = (k: string): number | undefined => {
     const v = p[k];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== "number" || !Number.isSafeInteger(v) && !Number.isFinite(v)) {
+    // ns since the epoch exceed 2^53, so any finite number is taken — within the range of a
+    // date (±8.64e21 ns), beyond which no row can match and the store could not compare.
+    if (typeof v !== "number" || !Number.isFinite(v)) {
       throw bad(`\`${k}\` must be an integer (ns since the epoch)`);
+    }
+    if (Math.abs(v) > MAX_TIME_NS) {
+      throw new RpcError(
+        RPC.INVALID_PARAMS,
+        `\`${k}\` is out of range: a time in ns since the epoch is at most ${MAX_TIME_NS} ` +
+          `in magnitude (got ${v})`,
+        { param: k, max: MAX_TIME_NS },
+      );
     }
     return v;
   };

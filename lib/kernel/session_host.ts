@@ -170,9 +170,9 @@ export class SessionHost {
   /**
    * Cancel a task of this session. A queued task is removed without running; a running one
    * gets its own flag set (seen by a busy evaluator at its next check) and a cancel message
-   * (seen by awaits). Returns at once.
+   * (seen by awaits). Returns at once. `why` completes a queued task's error message.
    */
-  cancel(t: Task): void {
+  cancel(t: Task, why?: string): void {
     if (t.finished) return;
     t.cancelRequested = true;
     const i = this.#queue.indexOf(t);
@@ -180,7 +180,7 @@ export class SessionHost {
       this.#queue.splice(i, 1);
       t.error = {
         code: RPC.RAISED,
-        message: "cancelled before it started",
+        message: `cancelled before it started${why ? `: ${why}` : ""}`,
         data: { code: "cancelled", ref: null },
       };
       this.#terminal(t, "cancelled");
