@@ -8,7 +8,7 @@
  * @module
  */
 
-import { bindKernelSocket } from "./listen.ts";
+import { ListenError, prepareKernelSocket } from "./listen.ts";
 import { RPC, RpcError } from "../client/errors.ts";
 import { serveConnection } from "./connection.ts";
 import { EventBus } from "./event_bus.ts";
@@ -45,6 +45,17 @@ export interface KernelOptions {
   onError?: (e: unknown) => void;
 }
 
+/** The state directory cannot be used (the kernel refuses to start; nothing was bound). */
+export class StateDirError extends Error {
+  constructor(readonly dir: string, cause: unknown) {
+    super(
+      `cannot use the state directory ${dir}: ${(cause as Error)?.message ?? cause}; fix it, or ` +
+        `choose another with --state-dir (or run --ephemeral)`,
+    );
+    this.name = "StateDirError";
+  }
+}
+
 /** Default bound on named sessions (each is a Worker). */
 export const MAX_SESSIONS = 64;
 
@@ -61,11 +72,14 @@ export interface KernelHandle {
 
 /** Bind and serve. Throws `ListenError` when the socket cannot be taken. */
 export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
-  const bound = await bindKernelSocket(opts.socket);
+  // The socket path is ours (lock held, directories checked) before the state directory is
+  // touched, and nothing is bound until the journal opened: a state directory that cannot be
+  // used fails start-up with no socket left behind (issue 19).
+  const prepared = await prepareKernelSocket(opts.socket);
   const onError = opts.onError ?? ((e: unknown) => {
     console.error(`shoal-kernel: ${(e as Error)?.stack ?? e}`);
   });
-  // Journal (issue 7): durable channels, exec rows, blobs. Opened after the socket is ours.
+  // Journal (issue 7): durable channels, exec rows, blobs.
   let journal: KernelJournal | null = null;
   if (opts.journal !== false && (opts.ephemeral || opts.stateDir)) {
     try {
@@ -76,9 +90,18 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         opts.journalMaxBytes === undefined ? {} : { maxDbBytes: opts.journalMaxBytes },
       );
     } catch (e) {
-      bound.close();
-      throw e;
+      prepared.abandon();
+      throw new StateDirError(opts.stateDir ?? "(ephemeral)", e);
     }
+  }
+  let bound;
+  try {
+    bound = await prepared.bind();
+  } catch (e) {
+    await journal?.close().catch(() => {});
+    throw e instanceof ListenError ? e : new ListenError(
+      `cannot bind the socket ${prepared.path}: ${(e as Error)?.message ?? e}`,
+    );
   }
   const bus = new EventBus(journal?.durable ?? null);
   if (journal) journal.bus = bus;

@@ -9,6 +9,7 @@
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { socketAnswers } from "../client/discovery.ts";
+import { trustedSocket } from "../client/socket_trust.ts";
 
 /** How often and how long to poll for the new kernel (Deno start-up dominates). */
 const POLL_MS = 50;
@@ -46,6 +47,17 @@ export function kernelCommand(socket: string): { cmd: string; args: string[] } {
   return { cmd, args: ["kernel", "--socket", socket] };
 }
 
+/** True when a socket is there and ours; false when none is; throws `UntrustedSocket`. */
+function socketTrusted(socket: string): boolean {
+  try {
+    trustedSocket(socket);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
+}
+
 /** What `ensureKernel` did. */
 export interface EnsureResult {
   /** True when this call started a kernel process. */
@@ -62,7 +74,9 @@ export async function ensureKernel(
   socket: string,
   opts: { autostart: boolean; log: (msg: string) => void; windowMs?: number },
 ): Promise<EnsureResult> {
-  if (await kernelAnswers(socket)) return { started: false };
+  // A socket path that is not ours alone is refused here, before a kernel is started for it
+  // (that kernel would refuse it too, out of sight) or anything is sent to whoever answers.
+  if (socketTrusted(socket) && await kernelAnswers(socket)) return { started: false };
   const { cmd, args } = kernelCommand(socket);
   const manual = `${cmd} ${args.join(" ")}`;
   if (!opts.autostart) {
