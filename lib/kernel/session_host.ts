@@ -17,6 +17,7 @@ import {
   transcriptPayload,
 } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
+import { journalNote } from "./journal_messages.ts";
 import { mailboxBuffer, MailboxReceiver, MailboxSender } from "./mailbox.ts";
 
 /** Distinct `user.*` channels one session may have on the kernel bus (each keeps a ring). */
@@ -315,8 +316,15 @@ export class SessionHost {
         }
       };
       // Journal (issue 7): the worker logged the exec to the intake before answering; the
-      // journal thread folds it in behind.
-      if (m.journal) this.init.journal?.afterExec(this.name, m.journal);
+      // journal thread folds it in behind. A record that is not whole says so in the result.
+      if (m.journal) {
+        this.init.journal?.afterExec(this.name, m.journal);
+        const note = journalNote(m.journal);
+        if (note !== null) {
+          if (m.ok) m.result.journal = note;
+          else m.error.data = { ...(m.error.data as object | undefined), journal: note };
+        }
+      }
       complete();
     }
     this.#pump();

@@ -8,7 +8,13 @@
 
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
-import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import type {
+  JournalDone,
+  JournalInit,
+  JournalNote,
+  JReplyMsg,
+  JReqMsg,
+} from "./journal_messages.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -112,7 +118,8 @@ export type DoneMsg =
     | {
       ok: true;
       n: number;
-      result: { ref: string; uri: string; value: unknown; render: string };
+      /** `journal`: added on the main thread when the record is not whole (issue 19). */
+      result: { ref: string; uri: string; value: unknown; render: string; journal?: JournalNote };
       summary: TranscriptSummary;
       /** Its `session.transcript` event as the worker numbered and logged it (journaling). */
       transcript?: { seq: number; ts: number };

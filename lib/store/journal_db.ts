@@ -224,6 +224,7 @@ export const JOURNAL_OPS = {
   query: (j: JournalDb, filter?: Parameters<typeof journal.query>[1]) =>
     journal.query(j.conn, filter),
   get: (j: JournalDb, id: number) => journal.get(j.conn, id),
+  inlineOutput: (j: JournalDb, hash: string) => journal.inlineOutput(j.conn, hash),
   sweepUnfinished: (j: JournalDb) => j.sweepUnfinished(),
   appendEvent: (j: JournalDb, e: Parameters<typeof events.appendEvent>[1]) =>
     events.appendEvent(j.conn, e),
@@ -300,6 +301,7 @@ export const OUTSIDE_BATCH_OPS: ReadonlySet<JournalOp> = new Set<JournalOp>([
 export const READ_ONLY_OPS: ReadonlySet<JournalOp> = new Set<JournalOp>([
   "query",
   "get",
+  "inlineOutput",
   "readSince",
   "readLatest",
   "lastSeq",
