@@ -74,7 +74,12 @@ export class KernelClient {
   static async connect(opts: ClientOptions = {}): Promise<KernelClient> {
     const path = socketPath({ explicit: opts.socket, session: opts.socketSession });
     const c = new KernelClient(path, opts);
-    await c.#open();
+    try {
+      await c.#open();
+    } catch (e) {
+      c.close(); // a refused attach leaves no connection behind
+      throw e;
+    }
     return c;
   }
 

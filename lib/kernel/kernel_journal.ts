@@ -123,6 +123,18 @@ export class KernelJournal {
     return this.store.cas.dir;
   }
 
+  /** The highest `out:N` this state directory's transcript gave `session` (0: none). */
+  async lastOut(session: string): Promise<number> {
+    try {
+      const [e] = await this.durable.readLatest(session, "session.transcript", null, 1);
+      const n = (e?.payload as { n?: unknown } | undefined)?.n;
+      return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : 0;
+    } catch (err) {
+      this.#onError(err);
+      return 0;
+    }
+  }
+
   /** Who submitted a task. */
   principalOf(t: Task): string {
     return this.#principals.get(t) ?? localPrincipal();

@@ -13,6 +13,7 @@ import { RPC, RpcError } from "../client/errors.ts";
 import { serveConnection } from "./connection.ts";
 import { EventBus } from "./event_bus.ts";
 import { SessionHost } from "./session_host.ts";
+import { keepProcessCwd, processCwd, sessionStartCwd } from "./session_cwd.ts";
 import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
@@ -109,6 +110,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   const tasks = new TaskRegistry((t) => bus.drop(t.session, t.channel), opts.maxFinishedTasks);
   // `task.N` events live in the task records; the bus makes a channel only for subscribers.
   bus.derived = (scope, channel) => tasks.channelEvents(scope, channel);
+  // Where sessions start: the configured directory, else the kernel's own as it started.
+  const startDir = opts.cwd ?? processCwd();
   const sessions = new Map<string, Promise<SessionHost>>();
   const hosts = new Set<SessionHost>();
   const conns = new Set<Deno.Conn>();
@@ -134,16 +137,25 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
             { limit },
           );
         }
-        const h = new SessionHost(name, bus, {
-          cwd: opts.cwd ?? Deno.cwd(),
-          env: opts.env ?? Deno.env.toObject(),
-          journal,
-        });
-        hosts.add(h);
-        p = h.ready().then(() => h);
+        let made: SessionHost | null = null;
+        p = (async () => {
+          const start = sessionStartCwd(startDir); // its note is shown at attach
+          keepProcessCwd();
+          const h = made = new SessionHost(name, bus, {
+            cwd: start.cwd,
+            cwdNote: start.note,
+            env: opts.env ?? Deno.env.toObject(),
+            journal,
+            // Never reuse a ref an earlier kernel gave this session (its values are gone).
+            firstOut: (await journal?.lastOut(name) ?? 0) + 1,
+          });
+          hosts.add(h);
+          await h.ready();
+          return h;
+        })();
         p.catch(() => {
           sessions.delete(name);
-          hosts.delete(h);
+          if (made) hosts.delete(made);
         });
         sessions.set(name, p);
       }

@@ -46,6 +46,13 @@ export class SessionHost {
   facts: SessionFacts = { cwd: "", env_hash: "", names: {} };
   /** Worker restarts after a crash (tests, diagnostics). */
   crashes = 0;
+  /**
+   * Names this session's transcript: a new one whenever it starts afresh (a new worker, a new
+   * kernel), so a client that re-attaches can tell its old refs are gone (`session.attach`).
+   */
+  instance = "";
+  /** The highest `out:N` handed out (the next worker starts past it). */
+  #lastOut = 0;
   /** `user.*` channels this session has on the kernel bus (bounded: `MAX_USER_CHANNELS`). */
   readonly userChannels = new Set<string>();
 
@@ -60,12 +67,22 @@ export class SessionHost {
   constructor(
     readonly name: string,
     readonly bus: EventBus,
-    readonly init: { cwd: string; env: Record<string, string>; journal?: KernelJournal | null },
+    readonly init: {
+      cwd: string;
+      env: Record<string, string>;
+      journal?: KernelJournal | null;
+      /** The first `out:N` (one past what an earlier kernel gave this session; default 1). */
+      firstOut?: number;
+      /** Why the session does not start where it was asked to (shown at attach). */
+      cwdNote?: string | null;
+    },
   ) {
+    this.#lastOut = Math.max(0, (init.firstOut ?? 1) - 1);
     this.#spawn();
   }
 
   #spawn(): void {
+    this.instance = crypto.randomUUID();
     const w = new Worker(new URL("./session_worker.ts", import.meta.url), {
       type: "module",
       name: `shoal-session-${this.name}`,
@@ -115,6 +132,8 @@ export class SessionHost {
       // its successor starts one past it (a gap at worst, never a seq used twice).
       transcriptSeq: this.bus.nextSeq(this.name, "session.transcript") +
         (this.#crashedMidExec ? 1 : 0),
+      // A crashed worker may have given out:N to the exec it died in: start past it too.
+      firstOut: this.#lastOut + 1 + (this.#crashedMidExec ? 1 : 0),
     });
     this.#crashedMidExec = false;
   }
@@ -287,6 +306,9 @@ export class SessionHost {
   #onDone(m: DoneMsg): void {
     const t = this.#running;
     this.#running = null;
+    const ref = m.ok ? m.result.ref : (m.error.data as { ref?: unknown } | undefined)?.ref;
+    const n = typeof ref === "string" ? Number(/^out:([0-9]+)$/.exec(ref)?.[1] ?? 0) : 0;
+    if (n > this.#lastOut) this.#lastOut = n;
     if (m.facts) this.facts = m.facts;
     if (t && t.id === m.task) {
       const complete = () => {

@@ -33,6 +33,11 @@ export interface InitMsg {
    * its transcript events and logs each with its exec (issue 7, D-20).
    */
   transcriptSeq?: number;
+  /**
+   * The first transcript number this worker gives (`out:N`): one past every ref this session
+   * handed out before — in an earlier worker or an earlier kernel — so none is ever reused.
+   */
+  firstOut?: number;
 }
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */

@@ -105,6 +105,7 @@ function cancellableSleep(ms: number): Promise<void> {
 async function init(m: InitMsg): Promise<void> {
   // Journal (issue 7): this worker opens the shared content store itself.
   sessionName = m.session;
+  nextOut = m.firstOut ?? 1;
   if (m.journal) {
     journal = await SessionJournal.open(m.journal, post);
     const i = m.journal.intake;
