@@ -31,7 +31,13 @@ async function kernel(
   args: string[],
   env: Record<string, string> = {},
   cwd?: string,
-): Promise<{ ready: boolean; code: number | null; stderr: string; stop(): Promise<void> }> {
+): Promise<{
+  ready: boolean;
+  code: number | null;
+  stderr: string;
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}> {
   const base = Deno.env.toObject();
   delete base.XDG_RUNTIME_DIR;
   const child = new Deno.Command(Deno.execPath(), {
@@ -74,6 +80,12 @@ async function kernel(
     async stop() {
       try {
         child.kill("SIGTERM");
+      } catch { /* gone */ }
+      await child.status;
+    },
+    async kill() {
+      try {
+        child.kill("SIGKILL");
       } catch { /* gone */ }
       await child.status;
     },
@@ -251,6 +263,18 @@ Deno.test(
         // Shutdown removes the socket and its lock file (no stale lock left behind).
         assertEquals([...Deno.readDirSync(shared)].map((e) => e.name), []);
       }
+      // A killed kernel leaves its socket and lock file: the next one takes both over and
+      // cleans them up when it stops.
+      const sock = join(shared, "k.sock");
+      const killed = await kernel(["--socket", sock], { XDG_STATE_HOME: state });
+      assert(killed.ready, killed.stderr);
+      await killed.kill();
+      const left = [...Deno.readDirSync(shared)].map((e) => e.name).sort();
+      assertEquals(left, [".k.sock.lock", "k.sock"]);
+      const next = await kernel(["--socket", sock], { XDG_STATE_HOME: state });
+      assert(next.ready, next.stderr);
+      await next.stop();
+      assertEquals([...Deno.readDirSync(shared)].map((e) => e.name), []);
     } finally {
       await Deno.remove(shared, { recursive: true }).catch(() => {});
       await Deno.remove(state, { recursive: true }).catch(() => {});
