@@ -1,9 +1,9 @@
 /**
  * The kernel server: binds the socket (lib/kernel/listen.ts), accepts connections, routes
- * frames to the method table, and owns the named sessions (one Worker each), the task registry
+ * frames to the method table, and owns the named sessions (one process each), the task registry
  * and the event bus. `startKernel` returns a handle whose `close()` ends everything: sessions
- * cancel their work (child process groups get their kill ladder), workers stop, the socket
- * file goes away.
+ * cancel their work (child process groups get their kill ladder), session processes end, the
+ * socket file goes away.
  *
  * @module
  */
@@ -13,7 +13,7 @@ import { RPC, RpcError } from "../client/errors.ts";
 import { serveConnection } from "./connection.ts";
 import { EventBus } from "./event_bus.ts";
 import { SessionHost } from "./session_host.ts";
-import { keepProcessCwd, processCwd, sessionStartCwd } from "./session_cwd.ts";
+import { processCwd, sessionStartCwd } from "./session_cwd.ts";
 import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
@@ -42,9 +42,14 @@ export interface KernelOptions {
   maxQueued?: number;
   /** Finished tasks kept (default `MAX_FINISHED_TASKS`; tests lower it). */
   maxFinishedTasks?: number;
+  /** Heap limit of each session process in MiB (default `DEFAULT_SESSION_MEMORY_MB`). */
+  sessionMemoryMb?: number;
   /** Where connection-level faults are reported (default: stderr). */
   onError?: (e: unknown) => void;
 }
+
+/** Default bound on named sessions (each is a process). */
+export const MAX_SESSIONS = 64;
 
 /** The state directory cannot be used (the kernel refuses to start; nothing was bound). */
 export class StateDirError extends Error {
@@ -56,9 +61,6 @@ export class StateDirError extends Error {
     this.name = "StateDirError";
   }
 }
-
-/** Default bound on named sessions (each is a Worker). */
-export const MAX_SESSIONS = 64;
 
 /** A running kernel. */
 export interface KernelHandle {
@@ -110,6 +112,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   const tasks = new TaskRegistry((t) => bus.drop(t.session, t.channel), opts.maxFinishedTasks);
   // `task.N` events live in the task records; the bus makes a channel only for subscribers.
   bus.derived = (scope, channel) => tasks.channelEvents(scope, channel);
+  // Private to this kernel (0700): the cancel-slot files it shares with its sessions.
+  const runDir = Deno.makeTempDirSync({ prefix: "shoal-kernel-" });
   // Where sessions start: the configured directory, else the kernel's own as it started.
   const startDir = opts.cwd ?? processCwd();
   const sessions = new Map<string, Promise<SessionHost>>();
@@ -126,7 +130,7 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
     session(name) {
       let p = sessions.get(name);
       if (!p) {
-        // Each session is a Worker with its own heap: a bound keeps a careless or hostile
+        // Each session is a process with its own heap: a bound keeps a careless or hostile
         // client from exhausting memory (D-31).
         const limit = opts.maxSessions ?? MAX_SESSIONS;
         if (sessions.size >= limit) {
@@ -140,12 +144,13 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         let made: SessionHost | null = null;
         p = (async () => {
           const start = sessionStartCwd(startDir); // its note is shown at attach
-          keepProcessCwd();
           const h = made = new SessionHost(name, bus, {
             cwd: start.cwd,
             cwdNote: start.note,
             env: opts.env ?? Deno.env.toObject(),
             journal,
+            memoryMb: opts.sessionMemoryMb,
+            runDir,
             // Never reuse a ref an earlier kernel gave this session (its values are gone).
             firstOut: (await journal?.lastOut(name) ?? 0) + 1,
           });
@@ -201,6 +206,9 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
       await Promise.allSettled([...hosts].map((h) => h.close()));
       await accept;
       await journal?.close().catch(onError);
+      try {
+        Deno.removeSync(runDir, { recursive: true });
+      } catch { /* already gone */ }
     })();
     return closing;
   };

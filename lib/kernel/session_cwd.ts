@@ -36,12 +36,3 @@ export function sessionStartCwd(wanted: string | null): { cwd: string; note: str
   const what = wanted === null ? "the kernel's directory" : wanted;
   return { cwd, note: `${what} no longer exists; this session starts in ${cwd}` };
 }
-
-/**
- * Give the kernel process a working directory again when its own was deleted. Not session
- * state (every session's cwd is explicit): Deno's Node layer reads the process cwd when a new
- * Worker starts and throws without one (measured with Deno 2.9.6), so no session could start.
- */
-export function keepProcessCwd(): void {
-  if (processCwd() === null) Deno.chdir("/");
-}
