@@ -115,6 +115,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
           cwd: opts.cwd ?? Deno.cwd(),
           env: opts.env ?? Deno.env.toObject(),
           journal,
+          // `rm`'s trash lives under it (issue 13): durable, never in /tmp.
+          stateDir: journal?.stateDir ?? opts.stateDir ?? null,
         });
         hosts.add(h);
         p = h.ready().then(() => h);

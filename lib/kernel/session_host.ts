@@ -59,7 +59,12 @@ export class SessionHost {
   constructor(
     readonly name: string,
     readonly bus: EventBus,
-    readonly init: { cwd: string; env: Record<string, string>; journal?: KernelJournal | null },
+    readonly init: {
+      cwd: string;
+      env: Record<string, string>;
+      journal?: KernelJournal | null;
+      stateDir?: string | null;
+    },
   ) {
     this.#spawn();
   }
@@ -107,6 +112,7 @@ export class SessionHost {
       mailbox: { toWorker, fromWorker },
       cwd: this.init.cwd,
       env: this.init.env,
+      stateDir: this.init.stateDir ?? null,
       journal: this.init.journal
         ? { casDir: this.init.journal.casDir, intake: this.#intakeFor(this.init.journal) }
         : null,
