@@ -25,8 +25,8 @@ import type { Interp, MethodArgs, MethodFn, MethodTable } from "../method_types.
 import type { Evaluator } from "../evaluator.ts";
 import { callMethod } from "../dispatch.ts";
 import { arity, countArg, fnArg, isCallable } from "../methods/args.ts";
-import { SEQ_METHOD_NAMES } from "../methods/seq.ts";
-import { resolvePathArg, saveBytes } from "../methods/universal.ts";
+import { SEQ_METHOD_NAMES, SEQ_METHODS } from "../methods/seq.ts";
+import { resolvePathArg, saveBytes, UNIVERSAL_METHODS } from "../methods/universal.ts";
 import { type FsHandle, fsOf } from "../fs_port.ts";
 import { collectAll, drain, mkStream, requireBounded, type Source, takeSource } from "./core.ts";
 import {
@@ -52,7 +52,7 @@ import {
   TimeWindow,
 } from "./timing.ts";
 import { liveForks, replayForks } from "./tee.ts";
-import { doc } from "../docs.ts";
+import { doc, docOf } from "../docs.ts";
 
 /** The stream receiver (the dispatcher only routes streams here). */
 function recvOf(recv: Value): StreamV {
@@ -542,5 +542,9 @@ export const STREAM_METHODS: MethodTable = {
 
 // Everything else a list can do: collect, then dispatch on the list (language §16).
 for (const name of [...SEQ_METHOD_NAMES, "json"]) {
-  if (!Object.hasOwn(STREAM_METHODS, name)) STREAM_METHODS[name] = viaList(name);
+  if (Object.hasOwn(STREAM_METHODS, name)) continue;
+  const d = docOf(SEQ_METHODS[name] ?? UNIVERSAL_METHODS[name]);
+  STREAM_METHODS[name] = d
+    ? doc(d.sig, `${d.about} (collects first)`, viaList(name))
+    : viaList(name);
 }
