@@ -79,6 +79,8 @@ let diagText = "";
 
 /** The cgroup the kernel placed this process in alone (null: none, or not ours to sweep). */
 let ownCgroup: string | null = null;
+/** How long a command runs before the kernel hears of its process group. */
+const REPORT_CHILD_AFTER_MS = 25;
 /** Process groups of commands running now (spawned tasks' among them). */
 const liveGroups = new Set<number>();
 /** Whether the running exec started any command (no sweep is needed otherwise). */
@@ -130,6 +132,7 @@ function cancellableSleep(ms: number): Promise<void> {
 async function init(m: InitMsg): Promise<void> {
   // Journal (issue 7): this worker opens the shared content store itself.
   sessionName = m.session;
+  nextOut = m.firstOut ?? 1;
   if (m.journal) {
     journal = await SessionJournal.open(m.journal, post);
     const i = m.journal.intake;
@@ -145,6 +148,7 @@ async function init(m: InitMsg): Promise<void> {
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
+    stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
         // A command's statement value shows what a terminal would: its output text.
@@ -173,15 +177,23 @@ async function init(m: InitMsg): Promise<void> {
             bin_hash: "",
             argv0: typeof argv0 === "string" ? argv0 : lossy.decode(argv0),
           });
-          // Report the child's process group while it runs (task.suspend/resume on main).
+          // Report the child's process group to the kernel (task.suspend/resume, and killing
+          // it should this process die) once it has run for a moment: most commands end
+          // sooner, and two messages per spawn cost the kernel a wake-up each.
           const task = current?.task ?? 0;
           let pgid = 0;
+          let reported = false;
+          let reportTimer: ReturnType<typeof setTimeout> | undefined;
           const onSpawn = (pid: number) => {
             pgid = pid;
             liveGroups.add(pid);
             commandsRan = true;
             opts.onSpawn?.(pid);
-            if (task) post({ t: "child", task, pgid, live: true });
+            if (!task) return;
+            reportTimer = setTimeout(() => {
+              reported = true;
+              post({ t: "child", task, pgid, live: true });
+            }, REPORT_CHILD_AFTER_MS);
           };
           // Journal (issue 7): stdout beyond the capture cap spills into the content store.
           const spill = journal ? journal.spillOptions(opts) : {};
@@ -191,7 +203,8 @@ async function init(m: InitMsg): Promise<void> {
             (r) => journal ? journal.ingestSpill(r) : r,
           ).finally(() => {
             liveGroups.delete(pgid);
-            if (task && pgid) post({ t: "child", task, pgid, live: false });
+            clearTimeout(reportTimer);
+            if (reported) post({ t: "child", task, pgid, live: false });
           });
         },
       },
@@ -354,7 +367,7 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
       error: {
         code: RPC.PARSE_ERROR,
         message: e.msg,
-        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint },
+        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint, rewrites: e.rewrites },
       },
       cancelled: false,
     };
