@@ -7,7 +7,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { defaultStateDir, PolicyLoadError } from "../leash/mod.ts";
 import { socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
@@ -15,7 +15,8 @@ import { startKernel } from "./server.ts";
 
 /** Usage text. */
 export const KERNEL_USAGE =
-  "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] [--no-journal]";
+  "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] " +
+  "[--no-journal] [--policy FILE] [--token-store FILE] [--require-token]";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -25,6 +26,12 @@ export interface KernelArgs {
   ephemeral: boolean;
   /** `--no-journal`: keep no journal at all (benchmarks isolate its cost). */
   noJournal: boolean;
+  /** `--policy FILE`: the Leash policy (missing or malformed: the kernel does not start). */
+  policy: string | null;
+  /** `--token-store FILE`: overrides `$SHOAL_TOKEN_STORE` and `<state>/tokens.json`. */
+  tokenStore: string | null;
+  /** `--require-token`: refuse attachments without a bearer token (D-15). */
+  requireToken: boolean;
   help: boolean;
 }
 
@@ -36,6 +43,9 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     stateDir: null,
     ephemeral: false,
     noJournal: false,
+    policy: null,
+    tokenStore: null,
+    requireToken: false,
     help: false,
   };
   for (let i = 0; i < args.length; i++) {
@@ -67,6 +77,15 @@ export function parseKernelArgs(args: string[]): KernelArgs {
       case "--no-journal":
         out.noJournal = true;
         break;
+      case "--policy":
+        out.policy = value();
+        break;
+      case "--token-store":
+        out.tokenStore = value();
+        break;
+      case "--require-token":
+        out.requireToken = true;
+        break;
       case "-h":
       case "--help":
         out.help = true;
@@ -78,13 +97,8 @@ export function parseKernelArgs(args: string[]): KernelArgs {
   return out;
 }
 
-/** The default state directory (protocol §2.3). */
-export function defaultStateDir(): string {
-  const xdg = Deno.env.get("XDG_STATE_HOME");
-  if (xdg) return join(xdg, "shoal");
-  const home = Deno.env.get("HOME");
-  return home ? join(home, ".local", "state", "shoal") : join(Deno.cwd(), "shoal");
-}
+/** The default state directory (protocol §2.3; one rule with the CLI, lib/leash/paths.ts). */
+export { defaultStateDir };
 
 /** Run the kernel until a signal; returns the process exit code. */
 export async function kernelMain(args: string[]): Promise<number> {
@@ -109,9 +123,12 @@ export async function kernelMain(args: string[]): Promise<number> {
       stateDir: a.ephemeral ? null : (a.stateDir ?? defaultStateDir()),
       ephemeral: a.ephemeral,
       ...(a.noJournal ? { journal: false } : {}),
+      policy: a.policy,
+      tokenStore: a.tokenStore,
+      requireToken: a.requireToken,
     });
   } catch (e) {
-    if (e instanceof ListenError) {
+    if (e instanceof ListenError || e instanceof PolicyLoadError) {
       console.error(`shoal-kernel: ${e.message}`);
       return 1;
     }

@@ -12,12 +12,14 @@ import { STARTED, type Task } from "./tasks.ts";
 import {
   type DoneMsg,
   type FromWorker,
+  type RequestKind,
   type SessionFacts,
   type ToWorker,
   transcriptPayload,
 } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
 import { mailboxBuffer, MailboxReceiver, MailboxSender } from "./mailbox.ts";
+import type { LeashInit } from "../leash/mod.ts";
 
 /** Distinct `user.*` channels one session may have on the kernel bus (each keeps a ring). */
 export const MAX_USER_CHANNELS = 1024;
@@ -56,12 +58,50 @@ export class SessionHost {
     return true;
   }
 
+  /**
+   * `name` is the session's key — its visible name, plus `@principal` for a principal other
+   * than the kernel's own (D-13): the bus scope, the task scope and the journal's session.
+   */
   constructor(
     readonly name: string,
     readonly bus: EventBus,
-    readonly init: { cwd: string; env: Record<string, string>; journal?: KernelJournal | null },
+    readonly init: {
+      cwd: string;
+      env: Record<string, string>;
+      journal?: KernelJournal | null;
+      /** The only principal that may drive this session (issue 15). */
+      principal?: string;
+      /** Its visible name (default: `name`). */
+      visibleName?: string;
+      /** Its principal's policy (absent: no policy evaluation). */
+      leash?: LeashInit | null;
+    },
   ) {
+    this.#leash = init.leash ?? null;
     this.#spawn();
+  }
+
+  #leash: LeashInit | null;
+
+  /** The principal whose session this is (PTYs and other per-session state check it). */
+  get principal(): string {
+    return this.init.principal ?? "";
+  }
+
+  /** The name clients attached with. */
+  get visibleName(): string {
+    return this.init.visibleName ?? this.name;
+  }
+
+  /** The policy generation this session holds. */
+  get policyGeneration(): number {
+    return this.#leash?.generation ?? -1;
+  }
+
+  /** Hand the session its principal's reloaded policy (ordered before any later exec). */
+  setPolicy(leash: LeashInit): void {
+    this.#leash = leash;
+    if (!this.#closed) this.#post({ t: "policy", leash });
   }
 
   #spawn(): void {
@@ -114,6 +154,7 @@ export class SessionHost {
       // its successor starts one past it (a gap at worst, never a seq used twice).
       transcriptSeq: this.bus.nextSeq(this.name, "session.transcript") +
         (this.#crashedMidExec ? 1 : 0),
+      leash: this.#leash,
     });
     this.#crashedMidExec = false;
   }
@@ -164,6 +205,7 @@ export class SessionHost {
       tty: t.tty,
       slot: t.slot,
       principal: this.init.journal?.principalOf(t),
+      ...(t.approved ? { approved: t.approved } : {}),
     });
   }
 
@@ -351,7 +393,7 @@ export class SessionHost {
   }
 
   /** Ask the worker (value.get, env, cwd). Waits while a synchronous exec holds the worker. */
-  async request(kind: "value.get" | "env" | "cwd", params: Record<string, unknown>) {
+  async request(kind: RequestKind, params: Record<string, unknown>) {
     await this.#ready;
     if (this.#closed) throw new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down");
     const rid = this.#nextRid++;

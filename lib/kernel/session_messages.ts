@@ -9,6 +9,7 @@
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
 import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import type { Effect, LeashInit } from "../leash/mod.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -27,6 +28,14 @@ export interface InitMsg {
    * its transcript events and logs each with its exec (issue 7, D-20).
    */
   transcriptSeq?: number;
+  /** The session principal's policy (issue 15); absent: no policy evaluation at all. */
+  leash?: LeashInit | null;
+}
+
+/** Main → worker: the policy file reloaded (issue 15). */
+export interface PolicyMsg {
+  t: "policy";
+  leash: LeashInit;
 }
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
@@ -41,6 +50,11 @@ export interface ExecMsg {
   slot: number;
   /** Who submitted it (its journal row's principal; journaling kernels only). */
   principal?: string;
+  /**
+   * Approved mode (issue 15): the stored plan's effects. The worker re-derives and runs only
+   * if they are unchanged and the policy does not deny it now (D-22).
+   */
+  approved?: Effect[];
 }
 
 /** Main → worker: the running task was cancelled (wakes awaits at once). */
@@ -49,11 +63,14 @@ export interface CancelMsg {
   task: number;
 }
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, names). */
+/** Kinds of worker requests (`derive`: effects and verdict of source or an AST, issue 15). */
+export type RequestKind = "value.get" | "env" | "cwd" | "derive";
+
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, derive). */
 export interface RequestMsg {
   t: "req";
   rid: number;
-  kind: "value.get" | "env" | "cwd";
+  kind: RequestKind;
   params: Record<string, unknown>;
 }
 
@@ -65,7 +82,14 @@ export interface InjectMsg {
 }
 
 /** Everything the main thread sends. */
-export type ToWorker = InitMsg | ExecMsg | CancelMsg | RequestMsg | InjectMsg | JReplyMsg;
+export type ToWorker =
+  | InitMsg
+  | ExecMsg
+  | CancelMsg
+  | RequestMsg
+  | InjectMsg
+  | JReplyMsg
+  | PolicyMsg;
 
 /** Session facts the worker reports after start-up and after an exec that changed them. */
 export interface SessionFacts {

@@ -16,7 +16,7 @@ import { RPC } from "../../lib/client/errors.ts";
 import type { KernelEvent } from "../../lib/client/protocol.ts";
 import { type KernelHandle, startKernel } from "../../lib/kernel/server.ts";
 import { openStore } from "../../lib/store/mod.ts";
-import { grantsJournalRead, queryFilter } from "../../lib/kernel/kernel_journal.ts";
+import { defaultJournalAccess, queryFilter } from "../../lib/kernel/kernel_journal.ts";
 import { client, rpcError, tempDir, waitFor } from "./_helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -507,10 +507,10 @@ Deno.test(
 
 Deno.test("D-1: without journal_read a principal's query is scoped to its own rows", () => {
   const me = `uid:${Deno.uid()}`;
-  assertEquals(grantsJournalRead(me), true);
+  assertEquals(defaultJournalAccess(me), "all");
   assertEquals(queryFilter({ principal: "agent:a" }, me).principal, "agent:a");
   assertEquals(queryFilter({}, me).principal, undefined, "the local user reads every row");
-  assertEquals(grantsJournalRead("agent:reviewer"), false);
+  assertEquals(defaultJournalAccess("agent:reviewer"), "own");
   assertEquals(queryFilter({}, "agent:reviewer").principal, "agent:reviewer");
   assertEquals(
     queryFilter({ principal: "agent:reviewer" }, "agent:reviewer").principal,
@@ -523,6 +523,13 @@ Deno.test("D-1: without journal_read a principal's query is scoped to its own ro
     code = (e as { code: number }).code;
   }
   assertEquals(code, RPC.LEASH_DENIED);
+  code = 0;
+  try {
+    queryFilter({}, "agent:none", "none");
+  } catch (e) {
+    code = (e as { code: number }).code;
+  }
+  assertEquals(code, RPC.LEASH_DENIED, "no journal_read at all: refused");
   // ns bounds become inclusive ms bounds; kinds are normalised.
   const f = queryFilter({ since: 1_500_000, until: 2_500_000, effects: ["fs.write"] }, me);
   assertEquals([f.since, f.until, f.effects], [2, 2, ["fs_write"]]);

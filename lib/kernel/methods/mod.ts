@@ -12,6 +12,7 @@ import { addExecMethods } from "./exec.ts";
 import { addJournalMethods } from "./journal.ts";
 import { addSessionMethods } from "./session.ts";
 import { addTaskMethods } from "./tasks.ts";
+import { addPlanMethods } from "./plans.ts";
 import { type Attachment, type KernelServices, registrar } from "./types.ts";
 
 export type { Attachment, KernelServices } from "./types.ts";
@@ -22,12 +23,24 @@ export { MAX_PAYLOAD, MAX_SUBSCRIPTIONS } from "./events.ts";
 /** Build the method table. */
 export function kernelMethods(k: KernelServices): Methods<Attachment> {
   const m: Methods<Attachment> = new Map();
-  const add = registrar(m);
+  const leash = k.leash ?? null;
+  const add = registrar(
+    m,
+    leash === null ? undefined : async (conn) => {
+      try {
+        await leash.recheck(conn.attachment!.tokenId!);
+      } catch (e) {
+        conn.attachment = null; // the connection must attach again
+        throw e;
+      }
+    },
+  );
   addSessionMethods(add, k);
   addExecMethods(add, k);
   addTaskMethods(add, k);
   const subscriptions = addEventMethods(add, k);
   addJournalMethods(add, k.journal ?? null); // blob.get, journal.query, journal.get (issue 7)
+  addPlanMethods(add, k); // explain, plan.get/list/apply, cap.request (issue 15)
   // Diagnostics for tests and operators: live counters only, no session data.
   add("kernel.stats", () => ({ ...k.stats(), subscriptions: subscriptions() }));
   return m;
