@@ -127,8 +127,12 @@ Deno.test(
       ]);
       const stmts = await query(c, { kind: "statement" });
       assertEquals(stmts.length, 5, "3 + 1 (^true) + 1 (rm); a parse error has none");
-      // External command: proc_spawn; failure rows keep the language error.
-      assertEquals(spawn.effects, [{ kind: "proc_spawn", bin_hash: "", argv0: "true" }]);
+      // External command: the plan's proc_spawn + opaque (issue 15); failure rows keep the
+      // language error.
+      assertEquals(spawn.effects, [
+        { kind: "proc_spawn", bin_hash: "", argv0: "true" },
+        { kind: "opaque" },
+      ]);
       assertEquals(spawn.status, 0);
       assertEquals(rmErr.state, "error");
       assertEquals(rmErr.ok, false);
@@ -545,10 +549,10 @@ Deno.test(
       const w = join(dir, "work");
       await exec(c, "mkdir d\ntouch d/a.txt\ncp d/a.txt d/b.txt\nrm --permanent d/a.txt");
       const [row] = await query(c, { limit: 1 });
+      // The derived plan (issue 15), canonical: one effect per kind, sorted paths.
       assertEquals(row.effects, [
-        { kind: "fs_write", paths: [join(w, "d")] },
-        { kind: "fs_write", paths: [join(w, "d", "a.txt")] },
-        { kind: "fs_write", paths: [join(w, "d", "b.txt")] },
+        { kind: "fs_read", paths: [join(w, "d", "a.txt")] },
+        { kind: "fs_write", paths: [join(w, "d"), join(w, "d", "a.txt"), join(w, "d", "b.txt")] },
         { kind: "fs_delete", paths: [join(w, "d", "a.txt")] },
       ]);
       assertEquals((await query(c, { effects: ["fs_delete", "fs_write"] })).length, 1);
