@@ -16,7 +16,7 @@ import { startKernel } from "./server.ts";
 /** Usage text. */
 export const KERNEL_USAGE =
   "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] " +
-  "[--no-journal] [--policy FILE] [--token-store FILE] [--require-token]";
+  "[--no-journal] [--session-memory MIB] [--policy FILE] [--token-store FILE] [--require-token]";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -32,6 +32,8 @@ export interface KernelArgs {
   tokenStore: string | null;
   /** `--require-token`: refuse attachments without a bearer token (D-15). */
   requireToken: boolean;
+  /** `--session-memory MIB`: heap limit of each session process (null: the default). */
+  sessionMemoryMb: number | null;
   help: boolean;
 }
 
@@ -46,6 +48,7 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     policy: null,
     tokenStore: null,
     requireToken: false,
+    sessionMemoryMb: null,
     help: false,
   };
   for (let i = 0; i < args.length; i++) {
@@ -86,6 +89,18 @@ export function parseKernelArgs(args: string[]): KernelArgs {
       case "--require-token":
         out.requireToken = true;
         break;
+      case "--session-memory": {
+        const v = value();
+        const n = Number(v);
+        if (!/^[0-9]+$/.test(v) || n < 64 || n > 1_048_576) {
+          throw new Error(
+            `--session-memory takes a heap limit in MiB from 64 to 1048576 (got ${v})\n` +
+              KERNEL_USAGE,
+          );
+        }
+        out.sessionMemoryMb = n;
+        break;
+      }
       case "-h":
       case "--help":
         out.help = true;
@@ -126,6 +141,7 @@ export async function kernelMain(args: string[]): Promise<number> {
       policy: a.policy,
       tokenStore: a.tokenStore,
       requireToken: a.requireToken,
+      ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
     });
   } catch (e) {
     if (e instanceof ListenError || e instanceof PolicyLoadError) {
