@@ -23,6 +23,12 @@ import {
 import type { EventBus } from "./event_bus.ts";
 import type { SessionHost } from "./session_host.ts";
 
+const revoked = () =>
+  new RpcError(
+    RPC.AUTH_FAILED,
+    "the bearer token of this attachment was revoked or expired; attach again with a valid one",
+  );
+
 /** Who an attachment is. */
 export interface Identity {
   principal: string;
@@ -128,14 +134,18 @@ export class KernelLeash {
     return { principal: r.principal, profile: r.profile, caps: r.caps, tokenId: r.id };
   }
 
-  /** Throw -32030 when a token attachment's token was revoked, expired or removed. */
-  async recheck(tokenId: string): Promise<void> {
+  /**
+   * Throw -32030 when a token attachment's token was revoked, expired or removed. Synchronous
+   * (undefined) while the store file is unchanged; a promise when it must be re-read.
+   */
+  recheck(tokenId: string): Promise<void> | undefined {
     const store = this.opts.tokens;
-    if (store !== null && await store.stillValid(tokenId)) return;
-    throw new RpcError(
-      RPC.AUTH_FAILED,
-      "the bearer token of this attachment was revoked or expired; attach again with a valid one",
-    );
+    const now = store?.stillValidNow(tokenId) ?? false;
+    if (now === true) return undefined;
+    if (now === false) throw revoked();
+    return store!.stillValid(tokenId).then((ok) => {
+      if (!ok) throw revoked();
+    });
   }
 
   /**

@@ -378,7 +378,9 @@ function leashCheck(m: ExecMsg, program: Program): RpcErrorObject | null {
   if (leash === null || (journal === null && m.approved === undefined && leash.policy?.allowAll)) {
     return null;
   }
-  const c: Checked = leash.check(program, evaluatorHost(ev));
+  // Same source, cwd and bindings/environment: a filesystem-independent derivation is reused.
+  const key = `${ev.factsVersion()}\u0000${ev.cwd()}\u0000${m.src}`;
+  const c: Checked = leash.check(program, evaluatorHost(ev), key);
   exec.derived = c.effects;
   const data = { effects: c.effects, reversibility: c.reversibility, verdict: c.verdict };
   if (m.approved !== undefined) {

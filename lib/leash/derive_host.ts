@@ -81,3 +81,34 @@ export function evaluatorHost(ev: Evaluator): DeriveHost {
     oldPwd: () => ev.oldPwd,
   };
 }
+
+/**
+ * `host` with a record of whether a derivation asked it anything beyond the session's cwd,
+ * environment and root bindings — the filesystem (globs, directories, scripts, PATH), the
+ * directory stack, adapters. A derivation that did not is a function of (source, cwd,
+ * bindings and environment) alone, so it may be remembered under those (see SessionLeash).
+ */
+export function trackingHost(host: DeriveHost): { host: DeriveHost; volatile: () => boolean } {
+  let volatile = false;
+  const mark = <A extends unknown[], R>(f: (...a: A) => R) => (...a: A): R => {
+    volatile = true;
+    return f(...a);
+  };
+  return {
+    host: {
+      cwd: () => host.cwd(),
+      env: (n) => host.env(n),
+      lookup: (n) => host.lookup(n),
+      isBuiltin: (n) => host.isBuiltin(n),
+      isCommand: mark((n: string) => host.isCommand(n)),
+      expandGlob: mark((p: string, c: string) => host.expandGlob(p, c)),
+      isDir: mark((p: string) => host.isDir(p)),
+      readScript: mark((p: string) => host.readScript(p)),
+      oldPwd: mark(() => host.oldPwd()),
+      ...(host.adapterEffects
+        ? { adapterEffects: mark((h: string, a: (string | null)[]) => host.adapterEffects!(h, a)) }
+        : {}),
+    },
+    volatile: () => volatile,
+  };
+}

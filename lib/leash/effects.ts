@@ -75,6 +75,14 @@ export function requestedKinds(list: unknown[]): string[] | null {
  * port; flag kinds appear once. Order follows {@link EFFECT_KINDS}.
  */
 export function canonicalEffects(effects: Iterable<Effect>): Effect[] {
+  // The common case — one builtin, one effect — needs no merging.
+  if (Array.isArray(effects) && effects.length <= 1) {
+    if (effects.length === 0) return [];
+    const e = effects[0] as Effect;
+    if ("paths" in e) return [{ kind: e.kind, paths: [...new Set(e.paths)].sort() }];
+    if ("names" in e) return [{ kind: e.kind, names: [...new Set(e.names)].sort() }];
+    return [e];
+  }
   const paths = new Map<string, Set<string>>();
   const names = new Map<string, Set<string>>();
   const spawns = new Map<string, Effect>();

@@ -7,35 +7,37 @@
  * @module
  */
 
-/** A file's identity and version as far as `stat` tells; "absent" when it does not exist. */
-export function statSignature(path: string): string {
-  try {
-    const s = Deno.statSync(path);
-    return `${s.ino}:${s.size}:${s.mtime?.getTime()}:${s.ctime?.getTime()}`;
-  } catch (e) {
-    if (e instanceof Deno.errors.NotFound) return "absent";
-    return `error:${(e as Error).message}`;
-  }
-}
-
 /** Tracks one file's signature: `changed()` is true once per change. */
 export class FileVersion {
-  #sig: string;
+  // The numbers of the last stat (NaN: absent or unreadable), compared without allocating.
+  #ino = NaN;
+  #size = NaN;
+  #mtime = NaN;
+  #ctime = NaN;
 
   constructor(readonly path: string) {
-    this.#sig = statSignature(path);
-  }
-
-  /** The signature seen last. */
-  get signature(): string {
-    return this.#sig;
+    this.changed();
   }
 
   /** True (once) when the file changed since the last call or construction. */
   changed(): boolean {
-    const s = statSignature(this.path);
-    if (s === this.#sig) return false;
-    this.#sig = s;
+    let ino = NaN, size = NaN, mtime = NaN, ctime = NaN;
+    try {
+      const s = Deno.statSync(this.path);
+      ino = s.ino ?? 0;
+      size = s.size;
+      mtime = s.mtime?.getTime() ?? 0;
+      ctime = s.ctime?.getTime() ?? 0;
+    } catch { /* absent or unreadable: all NaN */ }
+    const same = (a: number, b: number) => a === b || (Number.isNaN(a) && Number.isNaN(b));
+    if (
+      same(ino, this.#ino) && same(size, this.#size) && same(mtime, this.#mtime) &&
+      same(ctime, this.#ctime)
+    ) return false;
+    this.#ino = ino;
+    this.#size = size;
+    this.#mtime = mtime;
+    this.#ctime = ctime;
     return true;
   }
 }

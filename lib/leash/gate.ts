@@ -16,7 +16,10 @@
 import type { Program } from "../syntax/ast.ts";
 import { covers, type Effect, effectsKey } from "./effects.ts";
 import { type Derivation, deriveEffects } from "./derive.ts";
-import type { DeriveHost } from "./derive_host.ts";
+import { type DeriveHost, trackingHost } from "./derive_host.ts";
+
+/** Derivations a session remembers. */
+const MEMO_SIZE = 256;
 import { CompiledPolicy, type PolicySpec, type Verdict } from "./policy.ts";
 
 /** What a session host gets from the kernel (plain JSON). */
@@ -65,11 +68,26 @@ export class SessionLeash {
     return this.policy ? this.policy.planVerdict(d.effects, d.reversibility) : "deny";
   }
 
-  /** Derive and judge an exec. */
-  check(program: Program, host: DeriveHost): Checked {
-    const d = deriveEffects(program, host);
+  /**
+   * Derive and judge an exec. `memoKey` — the source, cwd and bindings/environment version —
+   * lets a derivation that depended on nothing else be remembered; the verdict is always
+   * evaluated afresh (the policy may have changed).
+   */
+  check(program: Program, host: DeriveHost, memoKey?: string): Checked {
+    let d = memoKey === undefined ? undefined : this.#memo.get(memoKey);
+    if (d === undefined) {
+      const t = trackingHost(host);
+      d = deriveEffects(program, t.host);
+      if (memoKey !== undefined && !t.volatile()) {
+        if (this.#memo.size >= MEMO_SIZE) this.#memo.delete(this.#memo.keys().next().value!);
+        this.#memo.set(memoKey, d);
+      }
+    }
     return { ...d, verdict: this.verdict(d) };
   }
+
+  /** Remembered derivations (bounded; oldest out first). */
+  readonly #memo = new Map<string, Derivation>();
 
   /**
    * An approved-mode exec: its effects now must equal the stored plan's, and the policy must

@@ -90,4 +90,4 @@ export { defaultStateDir, localPrincipal, policyPath, tokenStorePath } from "./p
 export { type Derivation, deriveEffects, MAX_CALL_DEPTH, MAX_NODES } from "./derive.ts";
 export { type DeriveHost, evaluatorHost } from "./derive_host.ts";
 export { type Authority, type Checked, type LeashInit, SessionLeash } from "./gate.ts";
-export { FileVersion, statSignature } from "./file_watch.ts";
+export { FileVersion } from "./file_watch.ts";

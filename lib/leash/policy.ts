@@ -205,8 +205,13 @@ export class CompiledPolicy {
   }
 }
 
+/** What a normal absolute path never contains: `//`, `/./`, `/../`, a trailing `/` or `/.`. */
+const CLEAN_NOT = /\/\/|\/\.\.?(?:\/|$)|.\/$/;
+
 /** `~/x` → `<home>/x`, `..` popped, no trailing slash (lexical only: symlinks are not read). */
 export function normalizePath(p: string, home: string): string {
+  // Derived paths are already absolute and normal: skip the work for them.
+  if (p.charCodeAt(0) === 47 && !CLEAN_NOT.test(p)) return p;
   let s = p === "~" ? home : p.startsWith("~/") ? home + p.slice(1) : p;
   s = normalize(s);
   return s.length > 1 && s.endsWith("/") ? s.slice(0, -1) : s;

@@ -134,9 +134,10 @@ export class TokenStore {
 
   /** Re-read the file if it changed since the last look (shared lock). */
   async refresh(): Promise<void> {
-    if (this.#loaded && !this.#version.changed()) return;
+    if (this.#loaded && !this.#version.changed() && !this.#stale) return;
     if (!this.#loaded) this.#version.changed();
     this.#loaded = true;
+    this.#stale = false;
     try {
       const f = await this.#locked(false, () => this.#read());
       this.#file = f;
@@ -172,6 +173,26 @@ export class TokenStore {
   /** Is the token `id` still valid (not revoked, not expired, still in the store)? */
   async stillValid(id: string): Promise<boolean> {
     await this.refresh();
+    return this.#valid(id);
+  }
+
+  /**
+   * {@link stillValid} without waiting when the file did not change since the last look (the
+   * per-request check of a token attachment); null when it changed and must be re-read.
+   */
+  stillValidNow(id: string): boolean | null {
+    if (!this.#loaded || this.#version.changed()) {
+      this.#stale = true;
+      return null;
+    }
+    if (this.#stale) return null;
+    return this.#valid(id);
+  }
+
+  /** Set when a change was seen but not yet re-read (the next `refresh` re-reads). */
+  #stale = false;
+
+  #valid(id: string): boolean {
     if (this.#broken !== null || !this.#file) return false;
     const t = this.#file.tokens.find((x) => x.id === id);
     return !!t && t.revoked_ns === null && (t.expires_ns === null || t.expires_ns > nowNs());

@@ -24,14 +24,19 @@ export { MAX_PAYLOAD, MAX_SUBSCRIPTIONS } from "./events.ts";
 export function kernelMethods(k: KernelServices): Methods<Attachment> {
   const m: Methods<Attachment> = new Map();
   const leash = k.leash ?? null;
+  // A token attachment's token is re-checked before each request (D-16); a revoked one ends
+  // the attachment: the connection must attach again.
   const add = registrar(
     m,
-    leash === null ? undefined : async (conn) => {
-      try {
-        await leash.recheck(conn.attachment!.tokenId!);
-      } catch (e) {
-        conn.attachment = null; // the connection must attach again
+    leash === null ? undefined : (conn) => {
+      const drop = (e: unknown) => {
+        conn.attachment = null;
         throw e;
+      };
+      try {
+        return leash.recheck(conn.attachment!.tokenId!)?.catch(drop);
+      } catch (e) {
+        return drop(e);
       }
     },
   );

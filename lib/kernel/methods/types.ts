@@ -61,13 +61,16 @@ export type Register = (
  */
 export function registrar(
   m: Methods<Attachment>,
-  recheck?: (conn: Conn) => Promise<void>,
+  recheck?: (conn: Conn) => Promise<void> | undefined,
 ): Register {
   return (name, handler, requiresAttach = true) => {
     if (m.has(name)) throw new Error(`kernel method ${name} registered twice`);
     const h: Handler<Attachment> = requiresAttach && recheck
-      ? (p, conn) =>
-        conn.attachment?.tokenId ? recheck(conn).then(() => handler(p, conn)) : handler(p, conn)
+      ? (p, conn) => {
+        if (!conn.attachment?.tokenId) return handler(p, conn);
+        const wait = recheck(conn); // undefined: checked already, nothing to wait for
+        return wait === undefined ? handler(p, conn) : wait.then(() => handler(p, conn));
+      }
       : handler;
     m.set(name, { handler: h, requiresAttach });
   };
