@@ -1,5 +1,6 @@
 /**
- * `shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral]`: resolve the
+ * `shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] [--policy FILE]
+ * [--token-store FILE] [--require-token] …`: resolve the
  * socket (protocol §2.1), start the kernel, print `shoal-kernel: ready <path>` on stderr once
  * it accepts connections, and shut down cleanly on SIGINT/SIGTERM (work cancelled, children
  * ended, socket removed). Runnable directly: `deno run -A lib/kernel/cli.ts …`.
