@@ -50,7 +50,7 @@ SUBCOMMANDS.set(
 // Leash (issue 15): bearer tokens, and the person's side of plan approval.
 SUBCOMMANDS.set(
   "token",
-  async (args) => (await import("./lib/leash/token_cli.ts")).tokenMain(args),
+  async (args) => (await import("./lib/kernel/token_cli.ts")).tokenMain(args),
 );
 SUBCOMMANDS.set("plan", async (args) => (await import("./lib/kernel/plan_cli.ts")).planMain(args));
 SUBCOMMANDS.set(

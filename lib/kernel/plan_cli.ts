@@ -18,6 +18,7 @@
  */
 
 import { KernelClient, RpcError } from "../client/mod.ts";
+import { cliArgs } from "../client/cli_args.ts";
 
 /** Usage text. */
 export const PLAN_USAGE = "usage: shoal plan list [--pending] | show REF | approve REF " +
@@ -34,15 +35,7 @@ export async function planMain(args: string[]): Promise<number> {
   let pending = false;
   let effects: string[] = [];
   try {
-    for (let i = 0; i < args.length; i++) {
-      const a = args[i];
-      const eq = a.startsWith("--") ? a.indexOf("=") : -1;
-      const flag = eq > 0 ? a.slice(0, eq) : a;
-      const value = () => {
-        const v = eq > 0 ? a.slice(eq + 1) : args[++i];
-        if (v === undefined || v === "") throw new Error(`${flag} needs a value`);
-        return v;
-      };
+    for (const { arg: a, flag, value } of cliArgs(args, (f) => new Error(`${f} needs a value`))) {
       if (flag === "--socket") socket = value();
       else if (flag === "--session") session = value();
       else if (flag === "--token") token = value();

@@ -25,6 +25,7 @@ import { parse, ParseError } from "../syntax/mod.ts";
 import { ClosureV, CommandV, ListV, PathV, RecordV, type Value } from "../value/types.ts";
 import { CALL_FORMS } from "../eval/builtins/registry.ts";
 import { isNamespaceName } from "../eval/namespaces/mod.ts";
+import { headCmd } from "../eval/expressions.ts";
 import { canonicalEffects, type Effect } from "./effects.ts";
 import { type Reversibility, reversibilityOf, worse } from "./reversibility.ts";
 import type { DeriveHost } from "./derive_host.ts";
@@ -379,25 +380,7 @@ export class Walk {
       this.add({ kind: "env_read", names: ["*"] });
       return NOT_PATH;
     }
-    if (this.host.isCommand(name)) {
-      const span = node.span;
-      return this.cmd(
-        {
-          kind: "Cmd",
-          env: [],
-          forced: false,
-          head: name,
-          headKind: "word",
-          headSpan: span,
-          args: [],
-          redirects: [],
-          background: false,
-          span,
-        },
-        sc,
-        [],
-      );
-    }
+    if (this.host.isCommand(name)) return this.cmd(headCmd(name, node.span), sc, []);
     return UNKNOWN;
   }
 

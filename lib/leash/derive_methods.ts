@@ -8,6 +8,7 @@
 
 import { knownMethods } from "../eval/dispatch.ts";
 import type { TypeName } from "../value/types.ts";
+import { TYPE_NAMES } from "../syntax/parse_pattern.ts";
 
 /** Path methods that read the filesystem (language §15 step 5). */
 export const FS_METHODS: ReadonlySet<string> = new Set([
@@ -20,33 +21,6 @@ export const FS_METHODS: ReadonlySet<string> = new Set([
   "size",
   "modified",
 ]);
-
-const TYPES: TypeName[] = [
-  "null",
-  "bool",
-  "int",
-  "float",
-  "str",
-  "path",
-  "glob",
-  "regex",
-  "size",
-  "duration",
-  "datetime",
-  "time",
-  "bytes",
-  "list",
-  "record",
-  "table",
-  "range",
-  "stream",
-  "error",
-  "outcome",
-  "task",
-  "closure",
-  "command",
-  "secret",
-];
 
 /** Methods dispatched outside the per-type tables (language §15 steps 1–11). */
 const EXTRA = [
@@ -84,7 +58,7 @@ let all: Set<string> | null = null;
 export function isKnownMethod(name: string): boolean {
   if (all === null) {
     all = new Set(EXTRA);
-    for (const t of TYPES) for (const m of knownMethods(t)) all.add(m);
+    for (const t of TYPE_NAMES) for (const m of knownMethods(t as TypeName)) all.add(m);
   }
   return all.has(name);
 }

@@ -4,6 +4,7 @@
  */
 
 import { socketPath, validSocketSession } from "../client/discovery.ts";
+import { cliArgs } from "../client/cli_args.ts";
 
 /** Usage text (printed on stderr with exit status 2 for `-h` or a bad argument). */
 export const MCP_USAGE =
@@ -92,15 +93,8 @@ export function parseMcpArgs(
   let approver = nonEmpty(env("SHOAL_APPROVER")) ?? null;
   const budgetEnv = nonEmpty(env("SHOAL_MCP_BUDGET_MS"));
   let budgetMs = budgetEnv ? positiveInt(budgetEnv, "SHOAL_MCP_BUDGET_MS") : DEFAULT_BUDGET_MS;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    const eq = a.startsWith("--") ? a.indexOf("=") : -1;
-    const flag = eq > 0 ? a.slice(0, eq) : a;
-    const value = () => {
-      const v = eq > 0 ? a.slice(eq + 1) : args[++i];
-      if (v === undefined || v === "") throw new UsageError(`${flag} needs a value\n${MCP_USAGE}`);
-      return v;
-    };
+  const missing = (f: string) => new UsageError(`${f} needs a value\n${MCP_USAGE}`);
+  for (const { arg: a, flag, value } of cliArgs(args, missing)) {
     switch (flag) {
       case "--socket":
         socket = value();

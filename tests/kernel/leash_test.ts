@@ -110,6 +110,18 @@ async function withSuite(fn: (s: Suite) => Promise<void>, extra: R = {}): Promis
 
 const code = async (p: Promise<unknown>) => (await rpcError(p)).code;
 
+/** Start `src` as a task, cancel it once it runs; its state after at most 5 s. */
+async function cancelled(c: KernelClient, src: string): Promise<unknown> {
+  const task = await c.call<R>("exec", { src, async: true });
+  await waitFor(
+    async () => (await c.call<R>("task.get", { task: task.task })).state === "running",
+    5000,
+    "running",
+  );
+  await c.call("task.cancel", { task: task.task });
+  return (await c.call<R>("task.await", { task: task.task, timeout_ms: 5000 })).state;
+}
+
 Deno.test("Leash over a real socket", opts, async (t) => {
   await withSuite(async (s) => {
     const { dir } = s;
@@ -626,18 +638,10 @@ Deno.test(
           narrow.call("exec", { src: `let t = spawn { rm ${outside} }; t.await()` }),
         );
         assertEquals(e.code, RPC.LEASH_DENIED);
-        const task = await narrow.call<R>("exec", {
-          src: "let t = spawn { sleep 30s }; t.await()",
-          async: true,
-        });
-        await waitFor(
-          async () => (await narrow.call<R>("task.get", { task: task.task })).state === "running",
-          5000,
-          "running",
+        assertEquals(
+          await cancelled(narrow, "let t = spawn { sleep 30s }; t.await()"),
+          "cancelled",
         );
-        await narrow.call("task.cancel", { task: task.task });
-        const done = await narrow.call<R>("task.await", { task: task.task, timeout_ms: 5000 });
-        assertEquals(done.state, "cancelled");
       });
 
       await t.step(
@@ -664,18 +668,8 @@ Deno.test(
           ),
           RPC.LEASH_DENIED,
         );
-        const task = await narrow.call<R>("exec", {
-          src: "parallel(() => { sleep 30s }, () => { sleep 30s })",
-          async: true,
-        });
-        await waitFor(
-          async () => (await narrow.call<R>("task.get", { task: task.task })).state === "running",
-          5000,
-          "running",
-        );
-        await narrow.call("task.cancel", { task: task.task });
         assertEquals(
-          (await narrow.call<R>("task.await", { task: task.task, timeout_ms: 5000 })).state,
+          await cancelled(narrow, "parallel(() => { sleep 30s }, () => { sleep 30s })"),
           "cancelled",
         );
       });

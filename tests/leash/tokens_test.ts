@@ -13,7 +13,7 @@ import {
 import { join } from "node:path";
 import { keyedBlake3Hex } from "../../lib/store/blake3.ts";
 import { TokenStore, TokenStoreError, tokenStorePath } from "../../lib/leash/mod.ts";
-import { parseTtl } from "../../lib/leash/token_cli.ts";
+import { parseTtl } from "../../lib/kernel/token_cli.ts";
 
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 

@@ -16,26 +16,35 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { KernelClient } from "../../lib/client/mod.ts";
 import { TokenStore } from "../../lib/leash/mod.ts";
-import { CONFIG, type Era, ERAS, MAIN, MCP, sc, text, within } from "./_helpers.ts";
+import {
+  CONFIG,
+  type Era,
+  ERAS,
+  MAIN,
+  MCP,
+  sc,
+  startKernel,
+  type TestKernel,
+  text,
+  within,
+} from "./_helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 type Obj = Record<string, unknown>;
 
-interface Setup {
-  dir: string;
-  socket: string;
+interface Setup extends TestKernel {
   bearer: Record<string, string>;
-  stop(): Promise<void>;
 }
 
 /** A kernel subprocess with a state dir, a policy and tokens for the agents of this suite. */
 async function kernel(): Promise<Setup> {
-  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-mcp-leash-" }));
-  const state = join(dir, "state");
-  await Deno.mkdir(state);
-  await Deno.writeTextFile(
-    join(state, "policy.toml"),
-    `
+  const bearer: Record<string, string> = {};
+  const k = await startKernel(async (dir) => {
+    const state = join(dir, "state");
+    await Deno.mkdir(state);
+    await Deno.writeTextFile(
+      join(state, "policy.toml"),
+      `
 [principal."agent:narrow"]
 fs.read = ["${dir}/**"]
 opaque = "ask"
@@ -46,60 +55,12 @@ opaque = "ask"
 auto_apply = "in-grant"
 self_approve = true
 `,
-  );
-  const tokens = new TokenStore(join(state, "tokens.json"));
-  const bearer: Record<string, string> = {};
-  for (const p of ["narrow", "selfie"]) bearer[p] = (await tokens.create(`agent:${p}`, p)).bearer;
-  const socket = join(dir, "run", "k.sock");
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "-A",
-      "--unstable-worker-options",
-      "--config",
-      CONFIG,
-      MAIN,
-      "kernel",
-      "--socket",
-      socket,
-      "--state-dir",
-      state,
-    ],
-    cwd: dir,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  await within(
-    30_000,
-    (async () => {
-      while (!seen.includes("ready")) {
-        const { value, done } = await reader.read();
-        if (done) throw new Error(`kernel exited: ${seen}`);
-        seen += value;
-      }
-    })(),
-    "kernel ready",
-  );
-  (async () => {
-    try {
-      while (!(await reader.read()).done) { /* drain */ }
-    } catch { /* closed */ }
-  })();
-  return {
-    dir,
-    socket,
-    bearer,
-    async stop() {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* gone */ }
-      await within(10_000, child.status, "kernel exit");
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    },
-  };
+    );
+    const tokens = new TokenStore(join(state, "tokens.json"));
+    for (const p of ["narrow", "selfie"]) bearer[p] = (await tokens.create(`agent:${p}`, p)).bearer;
+    return ["--state-dir", state];
+  });
+  return { ...k, bearer };
 }
 
 /** shoal-mcp as `token`'s agent; `elicit` makes the SDK client elicitation-capable. */

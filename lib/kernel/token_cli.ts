@@ -15,8 +15,8 @@
  * @module
  */
 
-import { defaultStateDir, tokenStorePath } from "./paths.ts";
-import { TokenStore, TokenStoreError } from "./tokens.ts";
+import { defaultStateDir, TokenStore, TokenStoreError, tokenStorePath } from "../leash/mod.ts";
+import { cliArgs } from "../client/cli_args.ts";
 
 /** Usage text. */
 export const TOKEN_USAGE =
@@ -47,15 +47,7 @@ export async function tokenMain(args: string[]): Promise<number> {
     let storeFlag: string | null = null;
     let stateDir: string | null = null;
     let json = false;
-    for (let i = 0; i < args.length; i++) {
-      const a = args[i];
-      const eq = a.startsWith("--") ? a.indexOf("=") : -1;
-      const flag = eq > 0 ? a.slice(0, eq) : a;
-      const value = () => {
-        const v = eq > 0 ? a.slice(eq + 1) : args[++i];
-        if (v === undefined || v === "") throw new Usage(`${flag} needs a value`);
-        return v;
-      };
+    for (const { arg: a, flag, value } of cliArgs(args, (f) => new Usage(`${f} needs a value`))) {
       if (flag === "--cap") caps.push(value());
       else if (flag === "--ttl") ttl = parseTtl(value());
       else if (flag === "--token-store") storeFlag = value();
