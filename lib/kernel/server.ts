@@ -8,11 +8,12 @@
  * @module
  */
 
-import { bindKernelSocket } from "./listen.ts";
+import { ListenError, prepareKernelSocket } from "./listen.ts";
 import { RPC, RpcError } from "../client/errors.ts";
 import { serveConnection } from "./connection.ts";
 import { EventBus } from "./event_bus.ts";
 import { SessionHost } from "./session_host.ts";
+import { processCwd, sessionStartCwd } from "./session_cwd.ts";
 import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
@@ -70,6 +71,17 @@ export const MAX_SESSIONS = 64;
 /** Sessions one principal other than the kernel's own may hold (D-31). */
 export const MAX_SESSIONS_PER_PRINCIPAL = 16;
 
+/** The state directory cannot be used (the kernel refuses to start; nothing was bound). */
+export class StateDirError extends Error {
+  constructor(readonly dir: string, cause: unknown) {
+    super(
+      `cannot use the state directory ${dir}: ${(cause as Error)?.message ?? cause}; fix it, or ` +
+        `choose another with --state-dir (or run --ephemeral)`,
+    );
+    this.name = "StateDirError";
+  }
+}
+
 /** A running kernel. */
 export interface KernelHandle {
   readonly path: string;
@@ -96,8 +108,11 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   const tokenPath = opts.leash === false
     ? null
     : tokenStorePath({ explicit: opts.tokenStore, stateDir });
-  const bound = await bindKernelSocket(opts.socket);
-  // Journal (issue 7): durable channels, exec rows, blobs. Opened after the socket is ours.
+  // The socket path is ours (lock held, directories checked) before the state directory is
+  // touched, and nothing is bound until the journal opened: a state directory that cannot be
+  // used fails start-up with no socket left behind (issue 19).
+  const prepared = await prepareKernelSocket(opts.socket);
+  // Journal (issue 7): durable channels, exec rows, blobs.
   let journal: KernelJournal | null = null;
   if (opts.journal !== false && (opts.ephemeral || opts.stateDir)) {
     try {
@@ -108,9 +123,18 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         opts.journalMaxBytes === undefined ? {} : { maxDbBytes: opts.journalMaxBytes },
       );
     } catch (e) {
-      bound.close();
-      throw e;
+      prepared.abandon();
+      throw new StateDirError(opts.stateDir ?? "(ephemeral)", e);
     }
+  }
+  let bound;
+  try {
+    bound = await prepared.bind();
+  } catch (e) {
+    await journal?.close().catch(() => {});
+    throw e instanceof ListenError ? e : new ListenError(
+      `cannot bind the socket ${prepared.path}: ${(e as Error)?.message ?? e}`,
+    );
   }
   const bus = new EventBus(journal?.durable ?? null);
   if (journal) journal.bus = bus;
@@ -120,6 +144,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   bus.derived = (scope, channel) => tasks.channelEvents(scope, channel);
   // Private to this kernel (0700): the cancel-slot files it shares with its sessions.
   const runDir = Deno.makeTempDirSync({ prefix: "shoal-kernel-" });
+  // Where sessions start: the configured directory, else the kernel's own as it started.
+  const startDir = opts.cwd ?? processCwd();
   const sessions = new Map<string, Promise<SessionHost>>();
   const hosts = new Set<SessionHost>();
   const leash = policySource === null ? null : new KernelLeash({
@@ -169,21 +195,29 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
             { limit },
           );
         }
-        const h = new SessionHost(name, bus, {
-          cwd: opts.cwd ?? Deno.cwd(),
-          env: sessionEnv(opts.env ?? Deno.env.toObject()),
-          journal,
-          principal,
-          visibleName: visible,
-          leash: leash ? (leash.policies(), leash.init(principal)) : null,
-          memoryMb: opts.sessionMemoryMb,
-          runDir,
-        });
-        hosts.add(h);
-        p = h.ready().then(() => h);
+        let made: SessionHost | null = null;
+        p = (async () => {
+          const start = sessionStartCwd(startDir); // its note is shown at attach
+          const h = made = new SessionHost(name, bus, {
+            cwd: start.cwd,
+            cwdNote: start.note,
+            env: sessionEnv(opts.env ?? Deno.env.toObject()),
+            journal,
+            principal,
+            visibleName: visible,
+            leash: leash ? (leash.policies(), leash.init(principal)) : null,
+            memoryMb: opts.sessionMemoryMb,
+            runDir,
+            // Never reuse a ref an earlier kernel gave this session (its values are gone).
+            firstOut: (await journal?.lastOut(name) ?? 0) + 1,
+          });
+          hosts.add(h);
+          await h.ready();
+          return h;
+        })();
         p.catch(() => {
           sessions.delete(name);
-          hosts.delete(h);
+          if (made) hosts.delete(made);
         });
         sessions.set(name, p);
       }

@@ -30,6 +30,7 @@ import {
 } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
 import type { LeashInit } from "../leash/mod.ts";
+import { journalNote } from "./journal_messages.ts";
 import { CancelSlots, SLOTS } from "./cancel_slots.ts";
 import {
   DEFAULT_SESSION_MEMORY_MB,
@@ -63,6 +64,10 @@ export interface SessionInit {
   visibleName?: string;
   /** Its principal's policy (absent: no policy evaluation). */
   leash?: LeashInit | null;
+  /** The first `out:N` (one past what an earlier kernel gave this session; default 1). */
+  firstOut?: number;
+  /** Why the session does not start where it was asked to (shown at attach). */
+  cwdNote?: string | null;
 }
 
 /** SIGKILL a child process group of a dead session (it is no longer there to do it). */
@@ -93,6 +98,13 @@ export class SessionHost {
   facts: SessionFacts = { cwd: "", env_hash: "", names: {} };
   /** Worker restarts after a crash (tests, diagnostics). */
   crashes = 0;
+  /**
+   * Names this session's transcript: a new one whenever it starts afresh (a new process, a new
+   * kernel), so a client that re-attaches can tell its old refs are gone (`session.attach`).
+   */
+  instance = "";
+  /** The highest `out:N` handed out (the next session process starts past it). */
+  #lastOut = 0;
   /** `user.*` channels this session has on the kernel bus (bounded: `MAX_USER_CHANNELS`). */
   readonly userChannels = new Set<string>();
 
@@ -119,6 +131,7 @@ export class SessionHost {
       init.runDir ?? null,
       `session-${name.replace(/[^A-Za-z0-9._@:-]/g, "_")}`,
     );
+    this.#lastOut = Math.max(0, (init.firstOut ?? 1) - 1);
     this.#spawn();
   }
 
@@ -151,6 +164,7 @@ export class SessionHost {
   }
 
   #spawn(): void {
+    this.instance = crypto.randomUUID();
     for (let i = 0; i < SLOTS; i++) Atomics.store(this.#slots.flag(i), 0, 0);
     let started = false;
     let onReady!: () => void;
@@ -195,6 +209,8 @@ export class SessionHost {
       transcriptSeq: this.bus.nextSeq(this.name, "session.transcript") +
         (this.#crashedMidExec ? 1 : 0),
       leash: this.#leash,
+      // A crashed process may have given out:N to the exec it died in: start past it too.
+      firstOut: this.#lastOut + 1 + (this.#crashedMidExec ? 1 : 0),
     });
     this.#crashedMidExec = false;
   }
@@ -252,9 +268,9 @@ export class SessionHost {
   /**
    * Cancel a task of this session. A queued task is removed without running; a running one
    * gets its own flag set (seen by a busy evaluator at its next check) and a cancel message
-   * (seen by awaits). Returns at once.
+   * (seen by awaits). Returns at once. `why` completes a queued task's error message.
    */
-  cancel(t: Task): void {
+  cancel(t: Task, why?: string): void {
     if (t.finished) return;
     t.cancelRequested = true;
     const i = this.#queue.indexOf(t);
@@ -262,7 +278,7 @@ export class SessionHost {
       this.#queue.splice(i, 1);
       t.error = {
         code: RPC.RAISED,
-        message: "cancelled before it started",
+        message: `cancelled before it started${why ? `: ${why}` : ""}`,
         data: { code: "cancelled", ref: null },
       };
       this.#terminal(t, "cancelled");
@@ -415,6 +431,9 @@ export class SessionHost {
   #onDone(m: DoneMsg): void {
     const t = this.#running;
     this.#running = null;
+    const ref = m.ok ? m.result.ref : (m.error.data as { ref?: unknown } | undefined)?.ref;
+    const n = typeof ref === "string" ? Number(/^out:([0-9]+)$/.exec(ref)?.[1] ?? 0) : 0;
+    if (n > this.#lastOut) this.#lastOut = n;
     if (m.facts) this.facts = m.facts;
     if (t && t.id === m.task) {
       const complete = () => {
@@ -445,7 +464,14 @@ export class SessionHost {
       };
       // Journal (issue 7): the worker logged the exec to the intake before answering; the
       // journal thread folds it in behind.
-      if (m.journal) this.init.journal?.afterExec(this.name, m.journal);
+      if (m.journal) {
+        this.init.journal?.afterExec(this.name, m.journal);
+        const note = journalNote(m.journal);
+        if (note !== null) {
+          if (m.ok) m.result.journal = note;
+          else m.error.data = { ...(m.error.data as object | undefined), journal: note };
+        }
+      }
       complete();
     }
     this.#pump();

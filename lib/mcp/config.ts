@@ -8,10 +8,10 @@ import { cliArgs } from "../client/cli_args.ts";
 
 /** Usage text (printed on stderr with exit status 2 for `-h` or a bad argument). */
 export const MCP_USAGE =
-  "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN] [--budget-ms MS]\n" +
-  "                 [--approver local|FILE]\n" +
-  "env: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART=1, SHOAL_MCP_BUDGET_MS,\n" +
-  "     SHOAL_APPROVER";
+  "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN] [--budget-ms MS] " +
+  "[--state-dir DIR] [--approver local|FILE]\n" +
+  "env: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART=1, SHOAL_MCP_BUDGET_MS, " +
+  "SHOAL_STATE_DIR, SHOAL_APPROVER";
 
 /** The default wait budget of a `shoal_exec`/`shoal_wait` call without `timeout_ms`. */
 export const DEFAULT_BUDGET_MS = 25_000;
@@ -34,6 +34,11 @@ export interface McpConfig {
    * agent gets the three-step flow instead of a question in the host.
    */
   approver: { kind: "local" } | { kind: "token"; token: string; file: string } | null;
+  /**
+   * The state directory a kernel this facade starts uses (`--state-dir`), the same one after a
+   * kernel loss; null: the kernel's default.
+   */
+  stateDir: string | null;
 }
 
 /** Bad command line: the message already contains the usage. */
@@ -91,6 +96,7 @@ export function parseMcpArgs(
   let session = nonEmpty(env("SHOAL_SESSION")) ?? "default";
   let token = nonEmpty(env("SHOAL_TOKEN")) ?? null;
   let approver = nonEmpty(env("SHOAL_APPROVER")) ?? null;
+  let stateDir = nonEmpty(env("SHOAL_STATE_DIR")) ?? null;
   const budgetEnv = nonEmpty(env("SHOAL_MCP_BUDGET_MS"));
   let budgetMs = budgetEnv ? positiveInt(budgetEnv, "SHOAL_MCP_BUDGET_MS") : DEFAULT_BUDGET_MS;
   const missing = (f: string) => new UsageError(`${f} needs a value\n${MCP_USAGE}`);
@@ -107,6 +113,9 @@ export function parseMcpArgs(
         break;
       case "--approver":
         approver = value();
+        break;
+      case "--state-dir":
+        stateDir = value();
         break;
       case "--budget-ms":
         budgetMs = positiveInt(value(), "--budget-ms");
@@ -130,5 +139,6 @@ export function parseMcpArgs(
     autostart: nonEmpty(env("SHOAL_NO_AUTOSTART")) === undefined,
     budgetMs,
     approver: approverOf(approver),
+    stateDir,
   };
 }

@@ -7,8 +7,17 @@
 
 import { RPC, RpcError } from "../../client/errors.ts";
 import type { Task } from "../tasks.ts";
-import { invalid, optBool, optElide, optString, optUint, reqString, sleep } from "./params.ts";
-import { att, type Attachment, type KernelServices, type Register } from "./types.ts";
+import {
+  invalid,
+  optBool,
+  optElide,
+  optString,
+  optUint,
+  reqString,
+  sleep,
+  untilClosed,
+} from "./params.ts";
+import { att, type Attachment, type Conn, type KernelServices, type Register } from "./types.ts";
 import type { ElideSpec } from "../../value/elide.ts";
 import type { Effect } from "../../leash/mod.ts";
 import { approvedEffects, storePlan } from "./plans.ts";
@@ -36,7 +45,7 @@ export interface ExecRequest {
 }
 
 /** Queue an exec as a task of the attachment's session; its result, or the task handle. */
-export async function submitExec(k: KernelServices, a: Attachment, r: ExecRequest) {
+export async function submitExec(k: KernelServices, a: Attachment, conn: Conn, r: ExecRequest) {
   // A policy edited since the last exec reaches the session before this exec does.
   k.leash?.policies();
   const limit = k.maxQueued ?? MAX_QUEUED;
@@ -55,13 +64,19 @@ export async function submitExec(k: KernelServices, a: Attachment, r: ExecReques
   a.session.submit(t);
   const handle = { task: t.ref, events: t.channel };
   if (r.background) return handle;
-  if (r.timeoutMs !== undefined) {
-    const w = await Promise.race([t.done.then(() => "done" as const), sleep(r.timeoutMs)]);
-    if (w === "timeout" && !t.finished) {
-      t.keepResult = false;
-      return { ...handle, timed_out: true };
-    }
-  } else await t.done;
+  const waited = r.timeoutMs === undefined ? t.done : Promise.race([t.done, sleep(r.timeoutMs)]);
+  await untilClosed(conn, waited);
+  if (!t.finished && conn.closed.aborted) {
+    // Its client left before it was answered: work still queued for nobody is cancelled (a
+    // new exec of the session must not wait behind it); a running one finishes unread.
+    t.keepResult = false;
+    if (t.state === "queued") a.session.cancel(t, "its client disconnected");
+    return handle;
+  }
+  if (!t.finished) {
+    t.keepResult = false;
+    return { ...handle, timed_out: true };
+  }
   return inlineOrThrow(t);
 }
 
@@ -84,7 +99,7 @@ export function addExecMethods(add: Register, k: KernelServices): void {
     const a = att(conn);
     if (mode === "plan") return await storePlan(k, a, src);
     const approved = mode === "approved" ? approvedEffects(k, a, src, planRef) : undefined;
-    return await submitExec(k, a, { src, position, background, timeoutMs, elide, approved });
+    return await submitExec(k, a, conn, { src, position, background, timeoutMs, elide, approved });
   });
 
   add("value.get", (p, conn) => {

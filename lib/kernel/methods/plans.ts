@@ -268,7 +268,7 @@ export function addPlanMethods(add: Register, k: KernelServices): void {
       );
     }
     consume(plan, ok.approved);
-    return await submitExec(k, a, {
+    return await submitExec(k, a, conn, {
       src: plan.src,
       position: "stmt",
       background: false,

@@ -46,7 +46,10 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
       session: name,
       principal: who.principal,
       caps: capsOf(k, who),
-      cwd: { display: session.facts.cwd },
+      cwd: session.init.cwdNote
+        ? { display: session.facts.cwd, note: session.init.cwdNote }
+        : { display: session.facts.cwd },
+      instance: session.instance,
       env_hash: session.facts.env_hash,
       ast_version: 2,
       caps_enforced: false,
