@@ -37,6 +37,9 @@ export const MAX_NODES = 1_000_000;
 /** Nested function calls / scripts a derivation follows (beyond: `opaque`). */
 export const MAX_CALL_DEPTH = 32;
 
+/** Namespaces whose functions only compute (language §13): no effects. */
+const PURE_NAMESPACES = new Set(["json", "yaml", "toml", "csv", "math", "os", "config"]);
+
 /** A derivation's result. */
 export interface Derivation {
   effects: Effect[];
@@ -432,6 +435,8 @@ export class Walk {
     }
     if (target.kind === "Ident" && isNamespaceName(target.name) && this.unbound(target.name, sc)) {
       this.args(args, sc);
+      // A namespace added later (an `http`, say) may act on the world: opaque until named here.
+      if (!PURE_NAMESPACES.has(target.name)) this.add({ kind: "opaque" });
       return UNKNOWN;
     }
     const recv = this.expr(target, sc);

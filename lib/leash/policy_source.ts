@@ -55,7 +55,10 @@ export class PolicySource {
     try {
       text = Deno.readTextFileSync(opts.path);
     } catch (e) {
-      if (!(e instanceof Deno.errors.NotFound) || opts.explicit) {
+      // `<state>/policy.toml` may be absent; a state directory that is no directory is for the
+      // state-directory check to report.
+      const absent = e instanceof Deno.errors.NotFound || e instanceof Deno.errors.NotADirectory;
+      if (!absent || opts.explicit) {
         throw new PolicyLoadError(
           `cannot read the policy file ${opts.path}: ${(e as Error).message}` +
             (e instanceof Deno.errors.NotFound ? " (create it or drop --policy)" : ""),
