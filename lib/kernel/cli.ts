@@ -8,8 +8,8 @@
  * @module
  */
 
-import { defaultStateDir, PolicyLoadError } from "../leash/mod.ts";
-import { socketPath, validSocketSession } from "../client/discovery.ts";
+import { PolicyLoadError } from "../leash/mod.ts";
+import { defaultStateDir, socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
 import { startKernel, StateDirError } from "./server.ts";
@@ -113,7 +113,6 @@ export function parseKernelArgs(args: string[]): KernelArgs {
   return out;
 }
 
-/** The default state directory (protocol §2.3; one rule with the CLI, lib/leash/paths.ts). */
 export { defaultStateDir };
 
 /** Run the kernel until a signal; returns the process exit code. */

@@ -208,6 +208,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
             leash: leash ? (leash.policies(), leash.init(principal)) : null,
             memoryMb: opts.sessionMemoryMb,
             runDir,
+            // `rm`'s trash lives under it (issue 13): durable, never in /tmp.
+            stateDir: journal?.stateDir ?? opts.stateDir ?? null,
             // Never reuse a ref an earlier kernel gave this session (its values are gone).
             firstOut: (await journal?.lastOut(name) ?? 0) + 1,
           });

@@ -68,6 +68,8 @@ export interface SessionInit {
   firstOut?: number;
   /** Why the session does not start where it was asked to (shown at attach). */
   cwdNote?: string | null;
+  /** The kernel's state directory: the session's `rm` trash is below it (issue 13). */
+  stateDir?: string | null;
 }
 
 /** SIGKILL a child process group of a dead session (it is no longer there to do it). */
@@ -201,6 +203,7 @@ export class SessionHost {
       cgroup: this.#cgroup?.path ?? null,
       cwd: this.init.cwd,
       env: this.init.env,
+      stateDir: this.init.stateDir ?? null,
       journal: this.init.journal
         ? { casDir: this.init.journal.casDir, intake: this.#intakeFor(this.init.journal) }
         : null,

@@ -157,6 +157,7 @@ async function init(m: InitMsg): Promise<void> {
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
+    stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
         // A command's statement value shows what a terminal would: its output text.
@@ -439,7 +440,7 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
       error: {
         code: RPC.PARSE_ERROR,
         message: e.msg,
-        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint },
+        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint, rewrites: e.rewrites },
       },
       cancelled: false,
     };
@@ -696,6 +697,7 @@ function deriveView(p: Record<string, unknown>): unknown {
       throw new RpcError(RPC.PARSE_ERROR, e.msg, {
         span: { start: e.span[0], end: e.span[1] },
         hint: e.hint,
+        rewrites: e.rewrites,
       });
     }
   } else {

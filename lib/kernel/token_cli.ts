@@ -15,7 +15,8 @@
  * @module
  */
 
-import { defaultStateDir, TokenStore, TokenStoreError, tokenStorePath } from "../leash/mod.ts";
+import { TokenStore, TokenStoreError, tokenStorePath } from "../leash/mod.ts";
+import { defaultStateDir } from "../client/discovery.ts";
 import { cliArgs } from "../client/cli_args.ts";
 
 /** Usage text. */

@@ -86,7 +86,7 @@ export {
   TokenStore,
   TokenStoreError,
 } from "./tokens.ts";
-export { defaultStateDir, localPrincipal, policyPath, tokenStorePath } from "./paths.ts";
+export { localPrincipal, policyPath, tokenStorePath } from "./paths.ts";
 export { type Derivation, deriveEffects, MAX_CALL_DEPTH, MAX_NODES } from "./derive.ts";
 export { type DeriveHost, evaluatorHost } from "./derive_host.ts";
 export { type Authority, type Checked, type LeashInit, SessionLeash } from "./gate.ts";

@@ -1,8 +1,7 @@
 /**
  * One resolution rule for Leash's files, shared by the kernel and the `shoal token` CLI (D-17):
  *
- * * state directory: `--state-dir`, else `$XDG_STATE_HOME/shoal`, else
- *   `$HOME/.local/state/shoal`, else `./shoal` (protocol §2.3);
+ * * state directory: `--state-dir`, else `defaultStateDir()` (lib/client/discovery.ts, §2.3);
  * * token store: `--token-store`, else a non-empty `$SHOAL_TOKEN_STORE`, else
  *   `<state dir>/tokens.json` — an ephemeral kernel (no state dir) has a token store only
  *   when one of the first two names it;
@@ -18,14 +17,6 @@ import { join, resolve } from "node:path";
 type Env = (name: string) => string | undefined;
 const processEnv: Env = (n) => Deno.env.get(n);
 const nonEmpty = (v: string | undefined) => (v !== undefined && v !== "" ? v : undefined);
-
-/** The default state directory (protocol §2.3). */
-export function defaultStateDir(env: Env = processEnv): string {
-  const xdg = nonEmpty(env("XDG_STATE_HOME"));
-  if (xdg) return join(xdg, "shoal");
-  const home = nonEmpty(env("HOME"));
-  return home ? join(home, ".local", "state", "shoal") : join(Deno.cwd(), "shoal");
-}
 
 /**
  * The token store path, or null when there is none (an ephemeral kernel without an explicit
