@@ -48,6 +48,12 @@ SUBCOMMANDS.set(
   "gc",
   async (args) => (await import("./lib/kernel/journal_cli.ts")).gcCliMain(args),
 );
+// Leash (issue 15): bearer tokens, and the person's side of plan approval.
+SUBCOMMANDS.set(
+  "token",
+  async (args) => (await import("./lib/kernel/token_cli.ts")).tokenMain(args),
+);
+SUBCOMMANDS.set("plan", async (args) => (await import("./lib/kernel/plan_cli.ts")).planMain(args));
 SUBCOMMANDS.set(
   "undo",
   async (args) => (await import("./lib/kernel/journal_cli.ts")).undoCliMain(args),

@@ -71,6 +71,11 @@ export interface EvalHooks {
     env: Record<string, string>,
     span: Span,
   ) => MaybePromise<string | null>;
+  /**
+   * A policy host's check of a program a nested evaluator is about to run from a file
+   * (`.shl` script, `use`, `source` — Leash, protocol D-12): throws a language error to refuse.
+   */
+  gateProgram?: (ev: Evaluator, program: Program, what: string, span: Span | null) => void;
 }
 
 const HOOKS: EvalHooks = {};
@@ -500,6 +505,11 @@ export class Evaluator implements Interp {
       throw fail("custom", "`use` is not available in this evaluator", null, span);
     }
     return this.hooks.useModule(this, target, sc, span);
+  }
+
+  /** Let the host's policy check a program read from a file before it runs (see EvalHooks). */
+  gateProgram(program: Program, what: string, span: Span | null): void {
+    this.hooks.gateProgram?.(this, program, what, span);
   }
 
   /** A command head ending in `.shl` (§9.8). */

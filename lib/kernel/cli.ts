@@ -1,5 +1,6 @@
 /**
- * `shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral]`: resolve the
+ * `shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] [--policy FILE]
+ * [--token-store FILE] [--require-token] …`: resolve the
  * socket (protocol §2.1), start the kernel, print `shoal-kernel: ready <path>` on stderr once
  * it accepts connections, and shut down cleanly on SIGINT/SIGTERM (work cancelled, children
  * ended, socket removed). Runnable directly: `deno run -A lib/kernel/cli.ts …`.
@@ -7,6 +8,7 @@
  * @module
  */
 
+import { PolicyLoadError } from "../leash/mod.ts";
 import { defaultStateDir, socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
@@ -15,7 +17,7 @@ import { startKernel, StateDirError } from "./server.ts";
 /** Usage text. */
 export const KERNEL_USAGE =
   "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] " +
-  "[--no-journal] [--session-memory MIB]";
+  "[--no-journal] [--session-memory MIB] [--policy FILE] [--token-store FILE] [--require-token]";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -25,6 +27,12 @@ export interface KernelArgs {
   ephemeral: boolean;
   /** `--no-journal`: keep no journal at all (benchmarks isolate its cost). */
   noJournal: boolean;
+  /** `--policy FILE`: the Leash policy (missing or malformed: the kernel does not start). */
+  policy: string | null;
+  /** `--token-store FILE`: overrides `$SHOAL_TOKEN_STORE` and `<state>/tokens.json`. */
+  tokenStore: string | null;
+  /** `--require-token`: refuse attachments without a bearer token (D-15). */
+  requireToken: boolean;
   /** `--session-memory MIB`: heap limit of each session process (null: the default). */
   sessionMemoryMb: number | null;
   help: boolean;
@@ -38,6 +46,9 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     stateDir: null,
     ephemeral: false,
     noJournal: false,
+    policy: null,
+    tokenStore: null,
+    requireToken: false,
     sessionMemoryMb: null,
     help: false,
   };
@@ -69,6 +80,15 @@ export function parseKernelArgs(args: string[]): KernelArgs {
         break;
       case "--no-journal":
         out.noJournal = true;
+        break;
+      case "--policy":
+        out.policy = value();
+        break;
+      case "--token-store":
+        out.tokenStore = value();
+        break;
+      case "--require-token":
+        out.requireToken = true;
         break;
       case "--session-memory": {
         const v = value();
@@ -118,13 +138,17 @@ export async function kernelMain(args: string[]): Promise<number> {
       stateDir: a.ephemeral ? null : (a.stateDir ?? defaultStateDir()),
       ephemeral: a.ephemeral,
       ...(a.noJournal ? { journal: false } : {}),
+      policy: a.policy,
+      tokenStore: a.tokenStore,
+      requireToken: a.requireToken,
       ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
     });
   } catch (e) {
     // One line, no stack trace: what failed and what to do (issue 19).
-    const msg = e instanceof ListenError || e instanceof StateDirError
-      ? e.message
-      : `cannot start: ${(e as Error)?.message ?? e}`;
+    const msg =
+      e instanceof ListenError || e instanceof StateDirError || e instanceof PolicyLoadError
+        ? e.message
+        : `cannot start: ${(e as Error)?.message ?? e}`;
     console.error(`shoal-kernel: ${msg.replaceAll("\n", " ")}`);
     return 1;
   }

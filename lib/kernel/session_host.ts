@@ -32,6 +32,7 @@ import {
   transcriptPayload,
 } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
+import type { LeashInit } from "../leash/mod.ts";
 import { journalNote } from "./journal_messages.ts";
 import type { PtyNotice } from "./pty_session.ts";
 import { CancelSlots, SLOTS } from "./cancel_slots.ts";
@@ -65,6 +66,12 @@ export interface SessionInit {
   memoryMb?: number;
   /** A private directory for the cancel-slot file (null: local flags only). */
   runDir?: string | null;
+  /** The only principal that may drive this session (issue 15). */
+  principal?: string;
+  /** Its visible name (default: the session key). */
+  visibleName?: string;
+  /** Its principal's policy (absent: no policy evaluation). */
+  leash?: LeashInit | null;
   /** The first `out:N` (one past what an earlier kernel gave this session; default 1). */
   firstOut?: number;
   /** Why the session does not start where it was asked to (shown at attach). */
@@ -124,14 +131,41 @@ export class SessionHost {
     return true;
   }
 
+  /**
+   * `name` is the session's key — its visible name, plus `@principal` for a principal other
+   * than the kernel's own (D-13): the bus scope, the task scope and the journal's session.
+   */
   constructor(
     readonly name: string,
     readonly bus: EventBus,
     readonly init: SessionInit,
   ) {
-    this.#slots = CancelSlots.create(init.runDir ?? null, `session-${name}`);
+    this.#leash = init.leash ?? null;
+    // A principal may hold any characters: keep the slot file's name plain.
+    this.#slots = CancelSlots.create(
+      init.runDir ?? null,
+      `session-${name.replace(/[^A-Za-z0-9._@:-]/g, "_")}`,
+    );
     this.#lastOut = Math.max(0, (init.firstOut ?? 1) - 1);
     this.#spawn();
+  }
+
+  #leash: LeashInit | null;
+
+  /** The principal whose session this is (PTYs and other per-session state check it). */
+  get principal(): string {
+    return this.init.principal ?? "";
+  }
+
+  /** The name clients attached with. */
+  get visibleName(): string {
+    return this.init.visibleName ?? this.name;
+  }
+
+  /** Hand the session its principal's reloaded policy (ordered before any later exec). */
+  setPolicy(leash: LeashInit): void {
+    this.#leash = leash;
+    if (!this.#closed) this.#post({ t: "policy", leash });
   }
 
   /** The heap limit of this session's process, in MiB. */
@@ -190,6 +224,7 @@ export class SessionHost {
       // its successor starts one past it (a gap at worst, never a seq used twice).
       transcriptSeq: this.bus.nextSeq(this.name, "session.transcript") +
         (this.#crashedMidExec ? 1 : 0),
+      leash: this.#leash,
       // A crashed process may have given out:N to the exec it died in: start past it too.
       firstOut: this.#lastOut + 1 + (this.#crashedMidExec ? 1 : 0),
     });
@@ -242,6 +277,7 @@ export class SessionHost {
       tty: t.tty,
       slot: t.slot,
       principal: this.init.journal?.principalOf(t),
+      ...(t.approved ? { approved: t.approved } : {}),
     });
   }
 

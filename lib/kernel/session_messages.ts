@@ -14,6 +14,7 @@ import type {
   JReqMsg,
 } from "./journal_messages.ts";
 import type { PtyNotice } from "./pty_session.ts";
+import type { Effect, LeashInit } from "../leash/mod.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -45,6 +46,14 @@ export interface InitMsg {
    * handed out before — in an earlier worker or an earlier kernel — so none is ever reused.
    */
   firstOut?: number;
+  /** The session principal's policy (issue 15); absent: no policy evaluation at all. */
+  leash?: LeashInit | null;
+}
+
+/** Main → worker: the policy file reloaded (issue 15). */
+export interface PolicyMsg {
+  t: "policy";
+  leash: LeashInit;
 }
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
@@ -59,6 +68,11 @@ export interface ExecMsg {
   slot: number;
   /** Who submitted it (its journal row's principal; journaling kernels only). */
   principal?: string;
+  /**
+   * Approved mode (issue 15): the stored plan's effects. The worker re-derives and runs only
+   * if they are unchanged and the policy does not deny it now (D-22).
+   */
+  approved?: Effect[];
 }
 
 /** Main → worker: the running task was cancelled (wakes awaits at once). */
@@ -67,10 +81,13 @@ export interface CancelMsg {
   task: number;
 }
 
-/** Request kinds the session answers (`pty`: the session's PTYs, session_ptys.ts). */
-export type RequestKind = "value.get" | "env" | "cwd" | "pty";
+/**
+ * Request kinds the session answers (`pty`: the session's PTYs, session_ptys.ts; `derive`:
+ * effects and verdict of source or an AST, issue 15).
+ */
+export type RequestKind = "value.get" | "env" | "cwd" | "pty" | "derive";
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty). */
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty, derive). */
 export interface RequestMsg {
   t: "req";
   rid: number;
@@ -99,6 +116,7 @@ export type ToWorker =
   | RequestMsg
   | InjectMsg
   | JReplyMsg
+  | PolicyMsg
   | PingMsg;
 
 /** Session facts the worker reports after start-up and after an exec that changed them. */

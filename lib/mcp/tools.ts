@@ -15,6 +15,7 @@ import type { KernelLink } from "./kernel_link.ts";
 import { toolKernelError, toolOk, type ToolResult } from "./result.ts";
 import { refToUri, taskNumber } from "./uri.ts";
 import { ptyToolResult } from "./pty_frame.ts";
+import { approveAndApply, type HostAsk, type PlanInfo, requestApproval } from "./approval.ts";
 
 /** How long the first exec round waits inline: a task id is known after it, so an abort can
  * cancel the task; quick commands finish inside it in one kernel round trip. */
@@ -30,6 +31,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Present when the request carried a progress token. */
   progress?: (elapsedMs: number, message: string) => Promise<void>;
+  /** Present when the person can be asked in the host and an approver is configured. */
+  host?: HostAsk;
 }
 
 type Obj = Record<string, unknown>;
@@ -255,6 +258,15 @@ async function runExec(a: z.infer<typeof ExecIn>, ctx: ToolContext): Promise<Too
       timeout_ms: Math.min(wait, FIRST_ROUND_MS),
     });
   } catch (e) {
+    // Needs approval: ask the person in the host, or hand back the three steps (issue 15).
+    if (e instanceof RpcError && e.code === RPC.APPROVAL_REQUIRED) {
+      const plan = () =>
+        ctx.link.call<PlanInfo>("exec", { ...base, mode: "plan" }).then((p) => ({
+          ...p,
+          src: a.src,
+        }));
+      return await approveAndApply(ctx.link, ctx.host, plan, "this needs approval", a.src);
+    }
     if (e instanceof RpcError) return await kernelResult(() => Promise.reject(e));
     throw e;
   }
@@ -467,7 +479,20 @@ export const TOOLS: ToolDef[] = [
     outputSchema: objectOut(inlineProps, ["ref", "value"]),
     annotations: { title: "Apply an approved plan", ...RUNS },
     needs: "plan.apply",
-    run: forward("plan.apply"),
+    run: async (a, ctx) => {
+      try {
+        return toolOk(await ctx.link.call<Obj>("plan.apply", { plan_ref: a.plan_ref }));
+      } catch (e) {
+        if (!(e instanceof RpcError) || e.code !== RPC.APPROVAL_REQUIRED) {
+          return await kernelResult(() => Promise.reject(e), "plan.apply");
+        }
+        const plan = async () => {
+          const p = await ctx.link.call<Obj>("plan.get", { plan_ref: a.plan_ref });
+          return p as unknown as PlanInfo;
+        };
+        return await approveAndApply(ctx.link, ctx.host, plan, "the plan is not approved yet");
+      }
+    },
   },
   {
     name: "shoal_cap_request",
@@ -486,7 +511,8 @@ export const TOOLS: ToolDef[] = [
       openWorldHint: false,
     },
     needs: "cap.request",
-    run: forward("cap.request", (a) => ({ plan_ref: a.plan_ref, effects: a.effects ?? [] })),
+    run: (a, ctx) =>
+      requestApproval(ctx.link, ctx.host, String(a.plan_ref), (a.effects as unknown[]) ?? []),
   },
   ...ptyTools(),
 ];

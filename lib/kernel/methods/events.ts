@@ -9,6 +9,7 @@ import { RPC, RpcError } from "../../client/errors.ts";
 import type { Subscription } from "../event_bus.ts";
 import { invalid, optUint, reqString } from "./params.ts";
 import { att, type Conn, type KernelServices, type P, type Register } from "./types.ts";
+import { APPROVAL_SCOPE } from "../leash_service.ts";
 
 /** Largest client-published event payload (compact JSON characters). */
 export const MAX_PAYLOAD = 65536;
@@ -31,6 +32,17 @@ function checkPtyChannel(k: KernelServices, channel: string, conn: Conn): void {
   }
 }
 
+/**
+ * The bus scope a connection reads `channel` in: its session's, except `approval` for a
+ * principal who may approve other principals' plans — that reads the kernel-wide approval
+ * stream (every request, decision and policy report; issue 15).
+ */
+function scopeOf(k: KernelServices, conn: Conn, channel: string): string {
+  const a = att(conn);
+  if (channel === "approval" && k.leash?.policies().isApprover(a.principal)) return APPROVAL_SCOPE;
+  return a.session.name;
+}
+
 /** Add the events family; returns the live subscription count (for `kernel.stats`). */
 export function addEventMethods(add: Register, k: KernelServices): () => number {
   /** Per-connection subscriptions: channel → subscription (one per channel). */
@@ -47,7 +59,12 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
     const since = p.since === undefined || p.since === null ? null : optUint(p, "since")!;
     const limit = optUint(p, "limit");
     // Durable channels read from the journal what the ring does not hold (D-20).
-    const events = await k.bus.history(att(conn).session.name, channel, since, limit ?? undefined);
+    const events = await k.bus.history(
+      scopeOf(k, conn, channel),
+      channel,
+      since,
+      limit ?? undefined,
+    );
     return { channel, events };
   });
 
@@ -83,7 +100,7 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
     const channel = validChannel(p, "events.subscribe");
     checkPtyChannel(k, channel, conn);
     const since = p.since === undefined || p.since === null ? null : optUint(p, "since")!;
-    const scope = att(conn).session.name;
+    const scope = scopeOf(k, conn, channel);
     let subs = subsOf.get(conn);
     if (!subs) {
       const mine = new Map<string, { scope: string; sub: Subscription }>();
