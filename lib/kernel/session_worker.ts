@@ -192,7 +192,15 @@ async function init(m: InitMsg): Promise<void> {
     const wire = elide(payload, `shoal://events/${channel}`, resolveBudget(null), outcomeOut);
     post({ t: "emit", channel, payload: wire });
   };
-  ptys = new SessionPtys(ev, (notice) => post({ t: "pty", notice }));
+  ptys = new SessionPtys(
+    ev,
+    (notice) => post({ t: "pty", notice }),
+    (program, env, cwd) =>
+      leash === null ? Promise.resolve(null) : leash.ptySpawn(program, () => {
+        const path = program.includes("/") ? program : which(program, env.PATH, cwd);
+        return path === null ? Promise.resolve("") : hashFile(path);
+      }),
+  );
   lastCwd = ev.cwd();
   lastFacts = facts();
   factsAt = ev.factsVersion();
