@@ -92,6 +92,8 @@ export interface EvaluatorOptions {
   cancel?: Int32Array;
   /** REPL mode: `it`/`out` are bound after each evaluation. */
   repl?: boolean;
+  /** The resolved configuration the `config` namespace shows (§13.2; hosts inject it). */
+  config?: RecordV | null;
 }
 
 /** State of a spawned task (`TaskV.impl`). */
@@ -152,6 +154,8 @@ export class Evaluator implements Interp {
    */
   onUserEmit: ((channel: string, payload: Value) => void) | null = null;
   repl: boolean;
+  /** The injected configuration snapshot (`config.get/all`), or null. */
+  configSnapshot: RecordV | null;
   private cwdPath: string;
   private readonly envMap: EnvMap;
   private cancelFlag: Int32Array | null;
@@ -167,6 +171,7 @@ export class Evaluator implements Interp {
     this.envMap = new EnvMap(Object.entries(opts.env ?? Deno.env.toObject()));
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
+    this.configSnapshot = opts.config ?? null;
     this.root = new Scope(null);
     if (this.repl) {
       // `it`/`out` exist from the first line on (null / no results yet).
@@ -176,6 +181,11 @@ export class Evaluator implements Interp {
   }
 
   // ---- Interp ----------------------------------------------------------------------------
+
+  /** The configuration snapshot the host injected (`config` namespace). */
+  config(): RecordV | null {
+    return this.configSnapshot;
+  }
 
   /** The session cwd (absolute). */
   cwd(): string {
@@ -254,6 +264,7 @@ export class Evaluator implements Interp {
       env: Object.fromEntries(this.envMap),
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
+      config: this.configSnapshot,
     };
   }
 

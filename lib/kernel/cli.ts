@@ -7,7 +7,12 @@
  * @module
  */
 
-import { join } from "node:path";
+import {
+  configuredStateDir,
+  defaultStateDir,
+  loadConfig,
+  type ShoalConfig,
+} from "../config/mod.ts";
 import { socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
@@ -78,12 +83,20 @@ export function parseKernelArgs(args: string[]): KernelArgs {
   return out;
 }
 
-/** The default state directory (protocol §2.3). */
-export function defaultStateDir(): string {
-  const xdg = Deno.env.get("XDG_STATE_HOME");
-  if (xdg) return join(xdg, "shoal");
-  const home = Deno.env.get("HOME");
-  return home ? join(home, ".local", "state", "shoal") : join(Deno.cwd(), "shoal");
+/** The default state directory (protocol §2.3; one definition, in lib/config). */
+export { defaultStateDir };
+
+/** The resolved configuration as the kernel reads it (warnings go to stderr). */
+function kernelConfig(): ShoalConfig {
+  const { config, warnings } = loadConfig({ cwd: Deno.cwd(), env: Deno.env.toObject() });
+  for (const w of warnings) console.error(`shoal-kernel: warning: ${w}`);
+  if (config.leash.policy !== null) {
+    throw new Error(
+      `leash.policy is set (${config.leash.policy}) but this kernel has no policy engine to ` +
+        "enforce it; unset leash.policy (or SHOAL_LEASH_POLICY) rather than run unconfined",
+    );
+  }
+  return config;
 }
 
 /** Run the kernel until a signal; returns the process exit code. */
@@ -100,15 +113,24 @@ export async function kernelMain(args: string[]): Promise<number> {
     return 0;
   }
   closeInheritedFds();
+  // shoal.toml (§9): `journal.*` give the defaults of --state-dir / --no-journal; a
+  // `leash.policy` this kernel cannot enforce stops it rather than being ignored.
+  let cfg;
+  try {
+    cfg = kernelConfig();
+  } catch (e) {
+    console.error(`shoal-kernel: ${(e as Error).message}`);
+    return 2;
+  }
   const path = socketPath({ explicit: a.socket, session: a.session });
   let kernel;
   try {
     kernel = await startKernel({
       socket: path,
       session: a.session,
-      stateDir: a.ephemeral ? null : (a.stateDir ?? defaultStateDir()),
+      stateDir: a.ephemeral ? null : (a.stateDir ?? configuredStateDir(cfg)),
       ephemeral: a.ephemeral,
-      ...(a.noJournal ? { journal: false } : {}),
+      ...(a.noJournal || !cfg.journal.enabled ? { journal: false } : {}),
     });
   } catch (e) {
     if (e instanceof ListenError) {
