@@ -12,6 +12,7 @@ import { STARTED, type Task } from "./tasks.ts";
 import {
   type DoneMsg,
   type FromWorker,
+  type RequestKind,
   type SessionFacts,
   type ToWorker,
   transcriptPayload,
@@ -351,7 +352,7 @@ export class SessionHost {
   }
 
   /** Ask the worker (value.get, env, cwd). Waits while a synchronous exec holds the worker. */
-  async request(kind: "value.get" | "env" | "cwd", params: Record<string, unknown>) {
+  async request(kind: RequestKind, params: Record<string, unknown>) {
     await this.#ready;
     if (this.#closed) throw new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down");
     const rid = this.#nextRid++;

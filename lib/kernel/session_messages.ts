@@ -49,13 +49,16 @@ export interface CancelMsg {
   task: number;
 }
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, names). */
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, complete). */
 export interface RequestMsg {
   t: "req";
   rid: number;
-  kind: "value.get" | "env" | "cwd";
+  kind: RequestKind;
   params: Record<string, unknown>;
 }
+
+/** What the main thread can ask a worker. */
+export type RequestKind = "value.get" | "env" | "cwd" | "complete";
 
 /** Main → worker: an `events.publish` on `user.*` to inject into the language channel bus. */
 export interface InjectMsg {

@@ -42,6 +42,7 @@ import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
+import { completeAt } from "../eval/complete.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -533,7 +534,14 @@ async function answer(m: RequestMsg): Promise<void> {
     let result: unknown;
     if (m.kind === "value.get") result = await valueGet(m.params);
     else if (m.kind === "env") result = envView();
-    else result = { display: ev.cwd() };
+    // Completion with the session's own bindings, cwd and environment (paths, PATH).
+    else if (m.kind === "complete") {
+      result = completeAt(String(m.params.src), m.params.cursor as number | undefined, {
+        names: facts().names,
+        cwd: ev.cwd(),
+        env: ev.env(),
+      });
+    } else result = { display: ev.cwd() };
     post({ t: "reply", rid: m.rid, ok: true, result });
   } catch (e) {
     const error: RpcErrorObject = e instanceof RpcError
