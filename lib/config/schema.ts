@@ -75,7 +75,7 @@ export interface KeySpec {
 /** Every leaf key by dotted path (tables whose members are free, like `aliases`, are leaves). */
 export const SCHEMA: Readonly<Record<string, KeySpec>> = {
   "version": { kind: "posint", default: 1 },
-  "prompt.template": { kind: "string", default: "{cwd}" },
+  "prompt.template": { kind: "string", default: "{session}{cwd}{git}{status}{jobs} > " },
   "history.enabled": { kind: "bool", default: true },
   "history.max_entries": { kind: "posint", default: 10000 },
   "history.path": { kind: "path", default: null, nullable: true },

@@ -9,7 +9,7 @@
  * - otherwise: keywords, builtins, namespaces, session bindings, names declared earlier in the
  *   source and, in command-head position, executables on PATH.
  *
- * Matching is by prefix, then (with `fuzzy`) by subsequence; case folds with
+ * Matching is by prefix, else (with `fuzzy`) by subsequence; case folds with
  * `caseInsensitive`. Every directory read is bounded, and PATH listings are cached by mtime.
  * The cursor is clamped to the source length and down to a character boundary, so no offset
  * can fail.
@@ -100,7 +100,7 @@ function envKeys(ctx: CompletionContext): string[] {
   return e instanceof Map ? [...e.keys()] : Object.keys(e);
 }
 
-/** Rank `pool` against `word`: prefix matches first (sorted), then subsequence matches. */
+/** Rank `pool` against `word`: prefix matches (sorted), else subsequence matches. */
 export function rankCandidates(
   pool: Iterable<string>,
   word: string,
@@ -115,7 +115,8 @@ export function rankCandidates(
     if (f.startsWith(w)) prefix.add(c);
     else if (opts.fuzzy && w.length > 0 && isSubsequence(w, f)) fuzzy.add(c);
   }
-  const out = [...[...prefix].sort(), ...[...fuzzy].sort()];
+  // Subsequence matches only when nothing starts with the word: Tab stays predictable.
+  const out = prefix.size > 0 ? [...prefix].sort() : [...fuzzy].sort();
   return out.slice(0, opts.maxResults ?? 100);
 }
 

@@ -30,6 +30,8 @@ export interface HostOptions {
   sink: (v: Value) => void | Promise<void>;
   /** Statement-position externals (a PTY at a terminal, pass-through pipes otherwise). */
   foreground?: (opts: CaptureOptions) => Promise<CaptureResult>;
+  /** Captured children (default: spawnCapture; the REPL tracks their groups for SIGHUP). */
+  capture?: (opts: CaptureOptions) => Promise<CaptureResult>;
   /** Cancel flag (element 0 ≠ 0 = stop), set by Ctrl-C in the REPL. */
   cancel?: Int32Array;
   /** Start-up warnings (a bad alias). */
@@ -46,7 +48,10 @@ export async function hostEvaluator(o: HostOptions): Promise<Evaluator> {
     cancel: o.cancel,
     ports: {
       sink: o.sink,
-      process: { capture: spawnCapture, ...(o.foreground ? { foreground: o.foreground } : {}) },
+      process: {
+        capture: o.capture ?? spawnCapture,
+        ...(o.foreground ? { foreground: o.foreground } : {}),
+      },
     },
   });
   // Aliases are Shoal source (`alias gs = git status`), parsed like any other line.
