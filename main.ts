@@ -91,7 +91,7 @@ function usage(): string {
 
 /** `shoal help [SUBCOMMAND]`. */
 function helpMain(args: string[]): number | Promise<number> {
-  if (args.length === 0) {
+  if (args.length === 0 || args[0] === "-h" || args[0] === "--help") {
     console.log(usage());
     return 0;
   }

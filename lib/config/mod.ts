@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { jsonToValue } from "../value/json.ts";
 import { RecordV } from "../value/types.ts";
 import type { ShoalConfig } from "./schema.ts";
+import { loadConfig } from "./load.ts";
 
 export {
   ConfigError,
@@ -30,6 +31,18 @@ export { ENV_OVERRIDES, SCHEMA, type ShoalConfig } from "./schema.ts";
 export function configRecord(config: ShoalConfig): RecordV {
   const v = jsonToValue(config);
   return v instanceof RecordV ? v : new RecordV(new Map());
+}
+
+/**
+ * The `config` snapshot for an evaluator started in `cwd` with `env` (kernel sessions): the
+ * resolved configuration, or null when it does not load (the host reports that elsewhere).
+ */
+export function configSnapshotFor(cwd: string, env: Record<string, string>): RecordV | null {
+  try {
+    return configRecord(loadConfig({ cwd, env }).config);
+  } catch {
+    return null;
+  }
 }
 
 /** The per-user state root: `$XDG_STATE_HOME/shoal`, else `~/.local/state/shoal` (§3). */

@@ -52,6 +52,8 @@ export interface Completion {
   /** Byte offset where the replaced word starts. */
   from: number;
   candidates: string[];
+  /** What they are: file names (an editor adds a space after a file), methods/members, words. */
+  kind?: "path" | "member" | "word";
 }
 
 let staticWords: string[] | null = null;
@@ -247,7 +249,11 @@ export function completeAt(
     ctx.cwd !== undefined &&
     (pathy || (isCommandArgument(before) && !token.startsWith("-")))
   ) {
-    return { from: leftBytes - byteLen(token), candidates: pathCandidates(token, ctx) };
+    return {
+      from: leftBytes - byteLen(token),
+      candidates: pathCandidates(token, ctx),
+      kind: "path",
+    };
   }
   const word = /[A-Za-z0-9_]*$/.exec(left)![0];
   const wbefore = left.slice(0, left.length - word.length);
@@ -260,7 +266,7 @@ export function completeAt(
     else if (recv !== undefined && !bound && namespaceTable(recv) !== undefined) {
       pool = namespaceTable(recv)!.functions.keys();
     } else pool = methodsFor(receiverType(wbefore, names));
-    return { from, candidates: rankCandidates(pool, word, ctx) };
+    return { from, candidates: rankCandidates(pool, word, ctx), kind: "member" };
   }
   const declared = [...left.matchAll(/\b(?:let|var|fn|alias)\s+([A-Za-z_][A-Za-z0-9_]*)/g)]
     .map((m) => m[1]);
@@ -268,7 +274,7 @@ export function completeAt(
   if (ctx.cwd !== undefined && isHeadPosition(wbefore) && word !== "") {
     words.push(...pathExecutables(ctx));
   }
-  return { from, candidates: rankCandidates(words, word, ctx) };
+  return { from, candidates: rankCandidates(words, word, ctx), kind: "word" };
 }
 
 /**

@@ -43,6 +43,7 @@ import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
 import { completeAt } from "../eval/complete.ts";
+import { configSnapshotFor } from "../config/mod.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -120,6 +121,8 @@ async function init(m: InitMsg): Promise<void> {
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
+    // `config.get/all` shows the resolved shoal.toml, as in the CLI (issue 14).
+    config: configSnapshotFor(m.cwd, m.env),
     ports: {
       sink: (v) => {
         // A command's statement value shows what a terminal would: its output text.

@@ -20,6 +20,7 @@ import { formatDiagnostic } from "./diagnostic.ts";
 import { colorSupported, Terminal } from "./terminal.ts";
 import { writeFd } from "./foreground_pipe.ts";
 import type { LineEditor } from "./line_editor.ts";
+import type { Completion } from "../eval/complete.ts";
 import { type ReplBackend, replLoop } from "./repl.ts";
 
 const USAGE = "usage: shoal attach [SESSION] [--socket PATH]";
@@ -145,7 +146,9 @@ async function attachBackend(
     const sum = p.summary ?? {};
     const what = sum.cmd
       ? `ran \`${sum.cmd}\``
-      : `made ${sum.type ?? "a value"}${typeof sum.n === "number" ? ` (${sum.n})` : ""}`;
+      : sum.type === "null"
+      ? "ran a statement"
+      : `made a ${sum.type ?? "value"}${typeof sum.n === "number" ? ` of ${sum.n}` : ""}`;
     const head = cyan(`[${p.ref}] another client ${what}`);
     const text = body === "" ? head : `${head}\n${body}`;
     if (editor) editor.printAbove(text);
@@ -234,13 +237,11 @@ async function attachBackend(
     session,
     run,
     complete: async (src, cursor) => {
-      const r = await client.call<{ from?: number; candidates: string[] }>("complete", {
-        src,
-        cursor,
-      });
+      const r = await client.call<Completion>("complete", { src, cursor });
       // A kernel without `from` replaces the identifier left of the cursor.
-      const from = r.from ?? cursor - enc.encode(/[A-Za-z0-9_]*$/.exec(src)![0]).length;
-      return { from, candidates: r.candidates };
+      const left = enc.encode(src).subarray(0, cursor);
+      const word = /[A-Za-z0-9_]*$/.exec(new TextDecoder().decode(left))![0];
+      return { ...r, from: r.from ?? cursor - enc.encode(word).length };
     },
     cwd: () => cwd,
     exitCode: () => null,

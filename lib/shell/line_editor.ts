@@ -27,13 +27,14 @@ import { createInterface, type Interface } from "node:readline";
 import { PassThrough, Writable } from "node:stream";
 import type { Terminal } from "./terminal.ts";
 import type { History } from "./history.ts";
+import type { Completion } from "../eval/complete.ts";
 import { writeFd } from "./foreground_pipe.ts";
 
 /** Completion: candidates and the UTF-8 byte offset of the text they replace. */
 export type Completer = (
   src: string,
   cursorByte: number,
-) => { from: number; candidates: string[] } | Promise<{ from: number; candidates: string[] }>;
+) => Completion | Promise<Completion>;
 
 /** What the editor needs. */
 export interface LineEditorOptions {
@@ -295,9 +296,11 @@ export class LineEditor {
       rl._refreshLine();
     };
     if (cands.length === 1) {
+      // A complete file name is followed by a space, as in every shell; names and directories
+      // are not (a `.method` or `/more` follows).
       const c = cands[0];
-      const method = line[start - 1] === ".";
-      replace(c + (c.endsWith("/") || method || line[cursor] === " " ? "" : " "));
+      const file = r.kind === "path" && !c.endsWith("/") && line[cursor] !== " ";
+      replace(file ? c + " " : c);
       return;
     }
     const common = commonPrefix(cands);
