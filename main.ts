@@ -34,6 +34,12 @@ export const SUBCOMMAND_HELP: Map<string, string> = new Map();
 
 SUBCOMMANDS.set("kernel", async (args) => (await import("./lib/kernel/cli.ts")).kernelMain(args));
 SUBCOMMAND_HELP.set("kernel", "serve sessions over JSON-RPC on a Unix socket");
+// A kernel's session process (issue 16): spoken to over stdin/stdout by its kernel only.
+// (Names starting with `__` are internal: not listed by --help.)
+SUBCOMMANDS.set(
+  "__session",
+  async () => (await import("./lib/kernel/session_worker.ts")).serveSession(),
+);
 SUBCOMMANDS.set("mcp", async (args) => (await import("./lib/mcp/mod.ts")).mcpMain(args));
 SUBCOMMAND_HELP.set("mcp", "the MCP facade on stdio (same as shoal-mcp)");
 // Journal, retention and undo over the state directory (issue 7).
@@ -69,7 +75,7 @@ SUBCOMMAND_HELP.set("help", "show this help, or a subcommand's (`shoal help jour
 export const VERSION: string = denoJson.version;
 
 function usage(): string {
-  const names = [...SUBCOMMANDS.keys()].sort();
+  const names = [...SUBCOMMANDS.keys()].filter((n) => !n.startsWith("__")).sort();
   const w = Math.max(...names.map((n) => n.length));
   return [
     `shoal ${VERSION} — a structured shell for humans and AI agents`,

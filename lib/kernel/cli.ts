@@ -20,7 +20,8 @@ import { startKernel } from "./server.ts";
 
 /** Usage text. */
 export const KERNEL_USAGE =
-  "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] [--no-journal]";
+  "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] " +
+  "[--no-journal] [--session-memory MIB]";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -30,6 +31,8 @@ export interface KernelArgs {
   ephemeral: boolean;
   /** `--no-journal`: keep no journal at all (benchmarks isolate its cost). */
   noJournal: boolean;
+  /** `--session-memory MIB`: heap limit of each session process (null: the default). */
+  sessionMemoryMb: number | null;
   help: boolean;
 }
 
@@ -41,6 +44,7 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     stateDir: null,
     ephemeral: false,
     noJournal: false,
+    sessionMemoryMb: null,
     help: false,
   };
   for (let i = 0; i < args.length; i++) {
@@ -72,6 +76,18 @@ export function parseKernelArgs(args: string[]): KernelArgs {
       case "--no-journal":
         out.noJournal = true;
         break;
+      case "--session-memory": {
+        const v = value();
+        const n = Number(v);
+        if (!/^[0-9]+$/.test(v) || n < 64 || n > 1_048_576) {
+          throw new Error(
+            `--session-memory takes a heap limit in MiB from 64 to 1048576 (got ${v})\n` +
+              KERNEL_USAGE,
+          );
+        }
+        out.sessionMemoryMb = n;
+        break;
+      }
       case "-h":
       case "--help":
         out.help = true;
@@ -131,6 +147,7 @@ export async function kernelMain(args: string[]): Promise<number> {
       stateDir: a.ephemeral ? null : (a.stateDir ?? configuredStateDir(cfg)),
       ephemeral: a.ephemeral,
       ...(a.noJournal || !cfg.journal.enabled ? { journal: false } : {}),
+      ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
     });
   } catch (e) {
     if (e instanceof ListenError) {
