@@ -36,8 +36,13 @@ Deno.test("completeAt: paths in a temp dir, directories with a slash, dot files 
     Deno.writeTextFileSync(`${dir}/README.md`, "");
     Deno.writeTextFileSync(`${dir}/.hidden`, "");
     const ctx = { names: null, cwd: dir, env: { HOME: dir, PATH: "" } };
-    assertEquals(completeAt("cat REA", undefined, ctx), { from: 4, candidates: ["README.md"] });
-    assertEquals(completeAt("ls src/l", undefined, ctx), { from: 3, candidates: ["src/lib/"] });
+    assertEquals(completeAt("cat REA", undefined, ctx), {
+      from: 4,
+      candidates: ["README.md"],
+      kind: "path",
+    });
+    assertEquals(completeAt("ls src/l", undefined, ctx).candidates, ["src/lib/"]);
+    assertEquals(completeAt("ls src/l", undefined, ctx).from, 3);
     assertEquals(completeAt("ls ~/s", undefined, ctx).candidates, ["~/src/"]);
     assertEquals(completeAt("ls ", undefined, ctx).candidates, ["README.md", "src/"]);
     assertEquals(completeAt("ls .h", undefined, ctx).candidates, [".hidden"]);
