@@ -120,10 +120,20 @@ async function writeLatency(scr: Screen, launch: string): Promise<number[]> {
 }
 
 const report = (name: string, xs: number[]) =>
-  console.log(`${name.padEnd(44)} median ${median(xs).toFixed(2)} ms  p90 ${p90(xs).toFixed(2)} ms`);
+  console.log(
+    `${name.padEnd(44)} median ${median(xs).toFixed(2)} ms  p90 ${p90(xs).toFixed(2)} ms`,
+  );
 
 // ---- 1. keystroke → echo --------------------------------------------------------------------
-const repl = start([Deno.execPath(), "run", "-A", "--unstable-worker-options", "--config", CONFIG, MAIN]);
+const repl = start([
+  Deno.execPath(),
+  "run",
+  "-A",
+  "--unstable-worker-options",
+  "--config",
+  CONFIG,
+  MAIN,
+]);
 await repl.until(0, (s) => / > $/m.test(s) || s.includes(" > "), 30_000);
 const replEcho = await echoLatency(repl);
 const cat = start(["script", "-q", "-c", "cat", "/dev/null"]);
@@ -131,7 +141,9 @@ await new Promise((r) => setTimeout(r, 500));
 const scriptEcho = await echoLatency(cat);
 report("keystroke → echo, shoal REPL", replEcho);
 report("keystroke → echo, script -q -c cat", scriptEcho);
-console.log(`ratio keystroke→echo shoal/script: ${(median(replEcho) / median(scriptEcho)).toFixed(2)}`);
+console.log(
+  `ratio keystroke→echo shoal/script: ${(median(replEcho) / median(scriptEcho)).toFixed(2)}`,
+);
 await cat.pty.close();
 
 // ---- 2. child write → terminal --------------------------------------------------------------

@@ -9,7 +9,7 @@
 import { resolve } from "node:path";
 import { ListV, PathV } from "../value/types.ts";
 import { ConfigError, loadConfig, type ShoalConfig } from "../config/mod.ts";
-import { hostEvaluator, printValue, runSource } from "./host.ts";
+import { echoes, hostEvaluator, printValue, runSource } from "./host.ts";
 import { present, presentOptions } from "./present.ts";
 import { foregroundFor } from "./foreground.ts";
 
@@ -39,12 +39,15 @@ export async function runBatch(
   const tty = Deno.stdout.isTerminal();
   const opts = { ...presentOptions(config.render, tty), cwd };
   const show = (v: Parameters<typeof present>[0]) => present(v, opts);
+  const echo = echoes(config.render.echo ?? "quiet");
   const ev = await hostEvaluator({
     config,
     repl: false,
     cwd,
     env,
-    sink: (v) => printValue(v, show, false),
+    sink: (v) => {
+      if (echo(v)) printValue(v, show, false);
+    },
     foreground: foregroundFor(tty),
     warn: (m) => console.error(`shoal: warning: ${m}`),
   });

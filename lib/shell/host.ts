@@ -107,6 +107,17 @@ export function printValue(v: Value, show: (v: Value) => string, final = true): 
   writeFd(Deno.stdout, enc.encode((!final && typeof v === "string" ? v : show(v)) + "\n"));
 }
 
+/**
+ * Which statement values (not a submission's last) are printed, by `render.echo`: `all` of
+ * them (the REPL's default), only `commands`' results, or only command output (`quiet`, the
+ * default for scripts and `-c`: what `echo` and external programs print).
+ */
+export function echoes(mode: "quiet" | "commands" | "all"): (v: Value) => boolean {
+  if (mode === "all") return () => true;
+  if (mode === "commands") return (v) => v instanceof OutcomeV;
+  return (v) => v instanceof OutcomeV && !isStructured(v);
+}
+
 /** Evaluate `src`, print the final value, return the exit status. */
 export async function runSource(
   ev: Evaluator,

@@ -28,6 +28,7 @@ import { PassThrough, Writable } from "node:stream";
 import type { Terminal } from "./terminal.ts";
 import type { History } from "./history.ts";
 import type { Completion } from "../eval/complete.ts";
+import { type Action, boundAction, parseBindings } from "./keybindings.ts";
 import { writeFd } from "./foreground_pipe.ts";
 
 /** Completion: candidates and the UTF-8 byte offset of the text they replace. */
@@ -47,6 +48,11 @@ export interface LineEditorOptions {
   bracketedPaste: boolean;
   /** Most candidates listed under the line. */
   maxListed?: number;
+  /** `completion.menu`: list ambiguous candidates at the first Tab (else at the second). */
+  menu?: boolean;
+  /** `editor.keybindings` (chord → action); bad entries are reported through `warn`. */
+  keybindings?: Record<string, string>;
+  warn?: (msg: string) => void;
 }
 
 /** readline's internals this module drives (stable since Node 10; also in Deno's port). */
@@ -108,12 +114,17 @@ export class LineEditor {
   #closed = false;
   #prompt = "";
   #lastTab = false;
+  #tabs: Promise<void> = Promise.resolve();
   /** Bracketed paste: null, or the text collected so far (`skip` eats the marker's `~`). */
   #paste: { text: string; skip: boolean; ending: boolean } | null = null;
   #search: { query: string; at: number; saved: string; savedCursor: number } | null = null;
+  readonly #bindings: ReturnType<typeof parseBindings>["bindings"];
 
   constructor(o: LineEditorOptions) {
     this.#o = o;
+    const kb = parseBindings(o.keybindings ?? {});
+    for (const w of kb.warnings) o.warn?.(w);
+    this.#bindings = kb.bindings;
     const input = new PassThrough();
     Object.assign(input, { isTTY: true, setRawMode: () => input });
     const output = new Writable({
@@ -223,19 +234,14 @@ export class LineEditor {
       return this.#pasteKey(s, key);
     }
     if (this.#search !== null) return this.#searchKey(s, key, orig);
+    const action = this.#bindings.length ? boundAction(this.#bindings, s, key) : null;
+    if (action !== null) return this.#act(action, orig);
     const tab = key?.name === "tab" && !key.shift && !key.ctrl && !key.meta;
     const wasTab = this.#lastTab;
     this.#lastTab = tab;
-    if (tab) return void this.#tab(wasTab);
+    if (tab) return this.#queueTab(wasTab);
     if (key?.ctrl && key.name === "r") return this.#startSearch();
-    if (key?.ctrl && key.name === "c") {
-      this.#write("^C\r\n");
-      rl.line = "";
-      rl.cursor = 0;
-      rl.prevRows = 0;
-      rl.prompt(true);
-      return;
-    }
+    if (key?.ctrl && key.name === "c") return this.#act("cancel_line", orig);
     if (key?.ctrl && key.name === "z") return;
     if (key?.name === "return" || key?.name === "enter") {
       if (key.meta || (rl.line.trim() !== "" && this.#o.incomplete(rl.line))) {
@@ -244,6 +250,44 @@ export class LineEditor {
       }
     }
     orig(s, key);
+  }
+
+  /** Run an editor action (built-in keys and `editor.keybindings` both end up here). */
+  #act(a: Action, orig: (s?: string, k?: Key) => void): void {
+    const rl = this.#rl;
+    switch (a) {
+      case "history_search":
+        return this.#startSearch();
+      case "clear_screen":
+        return orig("\f", { name: "l", ctrl: true });
+      case "complete":
+        this.#lastTab = true;
+        return this.#queueTab(true);
+      case "insert_newline":
+        return rl._insertString("\n");
+      case "submit":
+        return orig("\r", { name: "return" });
+      case "clear_line":
+        rl.line = "";
+        rl.cursor = 0;
+        return rl._refreshLine();
+      case "cancel_line":
+        this.#write("^C\r\n");
+        rl.line = "";
+        rl.cursor = 0;
+        rl.prevRows = 0;
+        return rl.prompt(true);
+      case "move_line_start":
+        return orig("\x01", { name: "a", ctrl: true });
+      case "move_line_end":
+        return orig("\x05", { name: "e", ctrl: true });
+      case "delete_word_backward":
+        return orig("\x17", { name: "w", ctrl: true });
+      case "history_previous":
+        return orig(undefined, { name: "up" });
+      case "history_next":
+        return orig(undefined, { name: "down" });
+    }
   }
 
   #pasteKey(s: string | undefined, key: Key | undefined): void {
@@ -272,6 +316,11 @@ export class LineEditor {
     const text = this.#paste!.text.replace(/\r\n?/g, "\n");
     this.#paste = null;
     if (text !== "") this.#rl._insertString(text);
+  }
+
+  /** Tabs run one after another: a second Tab acts on what the first one inserted. */
+  #queueTab(again: boolean): void {
+    this.#tabs = this.#tabs.then(() => this.#tab(again)).catch(() => {});
   }
 
   async #tab(again: boolean): Promise<void> {
@@ -309,7 +358,7 @@ export class LineEditor {
       this.#lastTab = true;
       return;
     }
-    if (!again && cands.length > 1) {
+    if (!again && !this.#o.menu && cands.length > 1) {
       this.#lastTab = true;
       return;
     }

@@ -18,7 +18,7 @@ import {
   spawnCapture,
 } from "../exec/mod.ts";
 import type { ShoalConfig } from "../config/mod.ts";
-import { exitStatusOf, hostEvaluator, printValue, reportError } from "./host.ts";
+import { echoes, exitStatusOf, hostEvaluator, printValue, reportError } from "./host.ts";
 import { isStructured, present, presentOptions } from "./present.ts";
 import { wasStreamed } from "./streamed.ts";
 import { foregroundFor } from "./foreground.ts";
@@ -54,6 +54,7 @@ export async function localBackend(
   const notices: string[] = [];
   const tty = Deno.stdout.isTerminal();
   const show = (v: Value) => present(v, { ...presentOptions(config.render, tty), cwd: ev.cwd() });
+  const echo = echoes(config.render.echo ?? "all");
   const fg = foregroundFor(tty, {
     jobs,
     live,
@@ -76,7 +77,9 @@ export async function localBackend(
     repl: true,
     cwd,
     env,
-    sink: (v) => printValue(v, show, false),
+    sink: (v) => {
+      if (echo(v)) printValue(v, show, false);
+    },
     foreground: fg,
     capture,
     cancel,

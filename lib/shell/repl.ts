@@ -88,6 +88,9 @@ export async function replLoop(
     incomplete,
     bracketedPaste: config.editor.bracketed_paste,
     maxListed: config.completion.max_results,
+    menu: config.completion.menu,
+    keybindings: config.editor.keybindings,
+    warn: (m) => console.error(`shoal: warning: ${m}`),
   });
   backend.bind?.(editor);
   let status = 0;

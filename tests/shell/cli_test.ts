@@ -117,11 +117,14 @@ Deno.test("config: the nearest .shoal.toml and SHOAL_* feed config.get, aliases 
   );
   const r = await shoal(
     ["-c", 'hi; env.GREETING; config.get("history").max_entries; config.get("render").width'],
-    { cwd: join(dir, "sub"), env: { SHOAL_RENDER_WIDTH: "77" } },
+    { cwd: join(dir, "sub"), env: { SHOAL_RENDER_WIDTH: "77", SHOAL_RENDER_ECHO: "all" } },
   );
   assertEquals(r.code, 0, r.err);
   assertEquals(r.out, "hello-alias\nfrom-config\n7\n77\n");
   assert(r.err.includes("unknown config key `history.maxentries` (did you mean"), r.err);
+  // Scripts echo only command output by default (render.echo = quiet).
+  const quiet = await shoal(["-c", 'hi; "not echoed"; [1]; 2'], { cwd: dir });
+  assertEquals(quiet.out, "hello-alias\n2\n");
   const bad = await shoal(["-c", "1"], { cwd: dir, env: { SHOAL_HISTORY_MAX_ENTRIES: "0" } });
   assertEquals(bad.code, 2);
   assert(bad.err.includes("error[config_invalid]"), bad.err);
