@@ -16,10 +16,9 @@
  */
 
 import { openPty, type Pty } from "../lib/exec/mod.ts";
+import { shoalArgv } from "../tests/shell/_tmux.ts";
 
 const SAMPLES = Number(Deno.args[0] ?? 60);
-const MAIN = new URL("../main.ts", import.meta.url).pathname;
-const CONFIG = new URL("../deno.json", import.meta.url).pathname;
 const dec = new TextDecoder();
 
 const state = await Deno.makeTempDir({ prefix: "shoal-bench-shell-" });
@@ -125,15 +124,7 @@ const report = (name: string, xs: number[]) =>
   );
 
 // ---- 1. keystroke → echo --------------------------------------------------------------------
-const repl = start([
-  Deno.execPath(),
-  "run",
-  "-A",
-  "--unstable-worker-options",
-  "--config",
-  CONFIG,
-  MAIN,
-]);
+const repl = start(shoalArgv());
 await repl.until(0, (s) => / > $/m.test(s) || s.includes(" > "), 30_000);
 const replEcho = await echoLatency(repl);
 const cat = start(["script", "-q", "-c", "cat", "/dev/null"]);

@@ -414,7 +414,7 @@ export class LineEditor {
     if (!keep) {
       rl.line = s.saved;
       rl.cursor = s.savedCursor;
-    }
+    } else rl.cursor = rl.line.length; // ready to edit at the end, as fish and zsh do
     rl._refreshLine();
   }
 

@@ -17,19 +17,16 @@ export const CONFIG = root("deno.json");
 export const DENO_DIR: string = Deno.env.get("DENO_DIR") ??
   join(Deno.env.get("XDG_CACHE_HOME") ?? join(Deno.env.get("HOME") ?? "/root", ".cache"), "deno");
 
-/** The command line that runs `shoal ARGS` from source. */
+/** argv that runs `shoal ARGS` from source (the `shoal` task's flags). */
+export function shoalArgv(args: string[] = []): string[] {
+  return [Deno.execPath(), "run", "-A", "--unstable-worker-options", "--config", CONFIG, MAIN]
+    .concat(args);
+}
+
+/** The same as one shell command line. */
 export function shoalCommand(args: string[] = []): string {
   const q = (s: string) => `'${s.replaceAll("'", "'\\''")}'`;
-  return [
-    Deno.execPath(),
-    "run",
-    "-A",
-    "--unstable-worker-options",
-    "--config",
-    CONFIG,
-    MAIN,
-    ...args,
-  ].map(q).join(" ");
+  return shoalArgv(args).map(q).join(" ");
 }
 
 /** True when tmux is installed (CI installs it through .ci/run). */
