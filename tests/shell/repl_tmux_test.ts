@@ -214,3 +214,44 @@ Deno.test({
       assertEquals(lines.length, 4, lines.join("\n"));
     }, { cwd: (d) => join(d, "work") }),
 });
+
+/** The parent pid of `pid` (from /proc), or null. */
+function parentOf(pid: number): number | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    return null;
+  }
+}
+
+Deno.test({
+  name: "repl: SIGHUP (the terminal went away) ends shoal and the program it runs",
+  ignore,
+  fn: () =>
+    withRepl(async (t) => {
+      const marker = "32.7183";
+      await t.type(`sh { sleep ${marker} }`);
+      await t.send("Enter");
+      const end = Date.now() + 10_000;
+      while (pidsMatching(`sleep ${marker}`).length === 0 && Date.now() < end) await sleep(50);
+      const [child] = pidsMatching(`sleep ${marker}`);
+      assert(child !== undefined, "sleep should be running");
+      // Up the tree to shoal itself (the deno process running main.ts).
+      let shoalPid: number | null = child;
+      while (shoalPid !== null && shoalPid > 1) {
+        const cmd = Deno.readTextFileSync(`/proc/${shoalPid}/cmdline`);
+        if (cmd.includes("main.ts")) break;
+        shoalPid = parentOf(shoalPid);
+      }
+      assert(shoalPid !== null && shoalPid > 1, "shoal's pid");
+      Deno.kill(shoalPid, "SIGHUP");
+      const gone = Date.now() + 10_000;
+      while (
+        (pidsMatching(`sleep ${marker}`).length > 0 || parentOf(shoalPid) !== null) &&
+        Date.now() < gone
+      ) await sleep(50);
+      assertEquals(pidsMatching(`sleep ${marker}`), [], "the child must be gone");
+      assertEquals(parentOf(shoalPid), null, "shoal must have exited");
+    }),
+});
