@@ -6,7 +6,13 @@
 
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
-import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import type {
+  JournalDone,
+  JournalInit,
+  JournalNote,
+  JReplyMsg,
+  JReqMsg,
+} from "./journal_messages.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -31,6 +37,11 @@ export interface InitMsg {
    * its transcript events and logs each with its exec (issue 7, D-20).
    */
   transcriptSeq?: number;
+  /**
+   * The first transcript number this worker gives (`out:N`): one past every ref this session
+   * handed out before — in an earlier worker or an earlier kernel — so none is ever reused.
+   */
+  firstOut?: number;
 }
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
@@ -132,7 +143,8 @@ export type DoneMsg =
     | {
       ok: true;
       n: number;
-      result: { ref: string; uri: string; value: unknown; render: string };
+      /** `journal`: added on the main thread when the record is not whole (issue 19). */
+      result: { ref: string; uri: string; value: unknown; render: string; journal?: JournalNote };
       summary: TranscriptSummary;
       /** Its `session.transcript` event as the worker numbered and logged it (journaling). */
       transcript?: { seq: number; ts: number };

@@ -77,6 +77,8 @@ let diagText = "";
 
 /** The cgroup the kernel placed this process in alone (null: none, or not ours to sweep). */
 let ownCgroup: string | null = null;
+/** How long a command runs before the kernel hears of its process group. */
+const REPORT_CHILD_AFTER_MS = 25;
 /** Process groups of commands running now (spawned tasks' among them). */
 const liveGroups = new Set<number>();
 /** Whether the running exec started any command (no sweep is needed otherwise). */
@@ -126,6 +128,7 @@ function cancellableSleep(ms: number): Promise<void> {
 async function init(m: InitMsg): Promise<void> {
   // Journal (issue 7): this worker opens the shared content store itself.
   sessionName = m.session;
+  nextOut = m.firstOut ?? 1;
   if (m.journal) {
     journal = await SessionJournal.open(m.journal, post);
     const i = m.journal.intake;
@@ -171,15 +174,23 @@ async function init(m: InitMsg): Promise<void> {
             bin_hash: "",
             argv0: typeof argv0 === "string" ? argv0 : lossy.decode(argv0),
           });
-          // Report the child's process group while it runs (task.suspend/resume on main).
+          // Report the child's process group to the kernel (task.suspend/resume, and killing
+          // it should this process die) once it has run for a moment: most commands end
+          // sooner, and two messages per spawn cost the kernel a wake-up each.
           const task = current?.task ?? 0;
           let pgid = 0;
+          let reported = false;
+          let reportTimer: ReturnType<typeof setTimeout> | undefined;
           const onSpawn = (pid: number) => {
             pgid = pid;
             liveGroups.add(pid);
             commandsRan = true;
             opts.onSpawn?.(pid);
-            if (task) post({ t: "child", task, pgid, live: true });
+            if (!task) return;
+            reportTimer = setTimeout(() => {
+              reported = true;
+              post({ t: "child", task, pgid, live: true });
+            }, REPORT_CHILD_AFTER_MS);
           };
           // Journal (issue 7): stdout beyond the capture cap spills into the content store.
           const spill = journal ? journal.spillOptions(opts) : {};
@@ -189,7 +200,8 @@ async function init(m: InitMsg): Promise<void> {
             (r) => journal ? journal.ingestSpill(r) : r,
           ).finally(() => {
             liveGroups.delete(pgid);
-            if (task && pgid) post({ t: "child", task, pgid, live: false });
+            clearTimeout(reportTimer);
+            if (reported) post({ t: "child", task, pgid, live: false });
           });
         },
       },
