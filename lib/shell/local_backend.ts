@@ -107,8 +107,11 @@ export async function localBackend(
   const ending = async (sig: Deno.Signal, status: number) => {
     Atomics.store(cancel, 0, 1);
     for (const g of groups) signalGroup(g, "SIGTERM");
-    await Promise.all([...live].map((p) => p.close().catch(() => {})));
-    await jobs.closeAll();
+    // PTY programs are killed outright (close: SIGKILL to their sessions); waiting for them to
+    // be reaped is bounded, so shoal always goes.
+    const closing = Promise.all([...live].map((p) => p.close().catch(() => {})))
+      .then(() => jobs.closeAll());
+    await Promise.race([closing, new Promise((r) => setTimeout(r, 2_000))]);
     for (const g of groups) signalGroup(g, "SIGKILL");
     term.restore();
     Deno.removeSignalListener(sig, handlers[sig]!);

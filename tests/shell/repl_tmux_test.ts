@@ -215,11 +215,12 @@ Deno.test({
     }, { cwd: (d) => join(d, "work") }),
 });
 
-/** The parent pid of `pid` (from /proc), or null. */
+/** The parent pid of a live `pid` (from /proc); null once it has exited (zombies included). */
 function parentOf(pid: number): number | null {
   try {
     const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return state === "Z" ? null : Number(ppid);
   } catch {
     return null;
   }
