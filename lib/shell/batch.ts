@@ -40,7 +40,23 @@ export async function runBatch(
   const opts = { ...presentOptions(config.render, tty), cwd };
   const show = (v: Parameters<typeof present>[0]) => present(v, opts);
   const echo = echoes(config.render.echo ?? "quiet");
+  // Ctrl-C / kill of a script cancels what runs (the children's groups get the kill ladder)
+  // instead of leaving captured children behind; the exit status says which signal.
+  const cancel = new Int32Array(new SharedArrayBuffer(4));
+  let signalled: number | null = null;
+  const onSignal: [Deno.Signal, number][] = [["SIGINT", 130], ["SIGTERM", 143], ["SIGHUP", 129]];
+  const listeners = onSignal.map(([sig, status]) => {
+    const h = () => {
+      signalled ??= status;
+      Atomics.store(cancel, 0, 1);
+    };
+    try {
+      Deno.addSignalListener(sig, h);
+    } catch { /* not here */ }
+    return [sig, h] as const;
+  });
   const ev = await hostEvaluator({
+    cancel,
     config,
     repl: false,
     cwd,
@@ -53,5 +69,11 @@ export async function runBatch(
   });
   ev.root.declare("args", new ListV(src.args));
   if (src.script !== undefined) ev.root.declare("script", new PathV(resolve(src.script)));
-  return await runSource(ev, src.text, src.file, show, tty && config.render.color);
+  const status = await runSource(ev, src.text, src.file, show, tty && config.render.color);
+  for (const [sig, h] of listeners) {
+    try {
+      Deno.removeSignalListener(sig, h);
+    } catch { /* never added */ }
+  }
+  return signalled ?? status;
 }

@@ -155,14 +155,18 @@ export class Tmux {
   }
 }
 
-/** pids of processes whose command line contains `needle`. */
-export function pidsMatching(needle: string): number[] {
+/**
+ * pids of live processes whose command line contains `needle` (argv joined by spaces); with
+ * `exact`, whose argv is exactly that (so a shell or `shoal -c` mentioning it does not count).
+ */
+export function pidsMatching(needle: string, exact = false): number[] {
   const out: number[] = [];
   for (const e of Deno.readDirSync("/proc")) {
     if (!/^\d+$/.test(e.name)) continue;
     try {
-      const cmd = Deno.readTextFileSync(`/proc/${e.name}/cmdline`).replaceAll("\0", " ");
-      if (cmd.includes(needle)) out.push(Number(e.name));
+      const raw = Deno.readTextFileSync(`/proc/${e.name}/cmdline`);
+      const cmd = raw.replace(/\0$/, "").replaceAll("\0", " ");
+      if (exact ? cmd === needle : cmd.includes(needle)) out.push(Number(e.name));
     } catch { /* gone */ }
   }
   return out;

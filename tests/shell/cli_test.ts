@@ -6,7 +6,16 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { SUBCOMMANDS, VERSION } from "../../main.ts";
-import { CONFIG, DENO_DIR, haveTmux, MAIN, shoalCommand, Tmux } from "./_tmux.ts";
+import {
+  CONFIG,
+  DENO_DIR,
+  haveTmux,
+  MAIN,
+  pidsMatching,
+  shoalCommand,
+  sleep,
+  Tmux,
+} from "./_tmux.ts";
 
 async function shoal(
   args: string[],
@@ -148,4 +157,30 @@ Deno.test({
       await t.close();
     }
   },
+});
+
+Deno.test("SIGINT to shoal -c cancels its command: status 130, no child left behind", async () => {
+  const marker = "33.1415";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "-A",
+      "--unstable-worker-options",
+      "--config",
+      CONFIG,
+      MAIN,
+      "-c",
+      `let x = (sh { sleep ${marker} }); 1`,
+    ],
+    env: { DENO_DIR, NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const end = Date.now() + 15_000;
+  while (pidsMatching(`sleep ${marker}`, true).length === 0 && Date.now() < end) await sleep(50);
+  assert(pidsMatching(`sleep ${marker}`, true).length > 0, "the command should be running");
+  child.kill("SIGINT");
+  const r = await child.output();
+  assertEquals(r.code, 130);
+  assertEquals(pidsMatching(`sleep ${marker}`, true), []);
 });

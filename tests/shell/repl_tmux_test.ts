@@ -58,12 +58,14 @@ Deno.test({
       await t.type(`sh { sleep ${marker} }`);
       await t.send("Enter");
       const end = Date.now() + 10_000;
-      while (pidsMatching(`sleep ${marker}`).length === 0 && Date.now() < end) await sleep(50);
-      assert(pidsMatching(`sleep ${marker}`).length > 0, "sleep should be running");
+      while (pidsMatching(`sleep ${marker}`, true).length === 0 && Date.now() < end) {
+        await sleep(50);
+      }
+      assert(pidsMatching(`sleep ${marker}`, true).length > 0, "sleep should be running");
       await t.send("C-c");
       const gone = Date.now() + 5_000;
-      while (pidsMatching(`sleep ${marker}`).length > 0 && Date.now() < gone) await sleep(50);
-      assertEquals(pidsMatching(`sleep ${marker}`), [], "the child must be gone");
+      while (pidsMatching(`sleep ${marker}`, true).length > 0 && Date.now() < gone) await sleep(50);
+      assertEquals(pidsMatching(`sleep ${marker}`, true), [], "the child must be gone");
       await t.waitFor(PROMPT);
       await t.type("echo still-alive");
       await t.send("Enter");
@@ -235,8 +237,10 @@ Deno.test({
       await t.type(`sh { sleep ${marker} }`);
       await t.send("Enter");
       const end = Date.now() + 10_000;
-      while (pidsMatching(`sleep ${marker}`).length === 0 && Date.now() < end) await sleep(50);
-      const [child] = pidsMatching(`sleep ${marker}`);
+      while (pidsMatching(`sleep ${marker}`, true).length === 0 && Date.now() < end) {
+        await sleep(50);
+      }
+      const [child] = pidsMatching(`sleep ${marker}`, true);
       assert(child !== undefined, "sleep should be running");
       // Up the tree to shoal itself (the deno process running main.ts).
       let shoalPid: number | null = child;
@@ -249,10 +253,10 @@ Deno.test({
       Deno.kill(shoalPid, "SIGHUP");
       const gone = Date.now() + 10_000;
       while (
-        (pidsMatching(`sleep ${marker}`).length > 0 || parentOf(shoalPid) !== null) &&
+        (pidsMatching(`sleep ${marker}`, true).length > 0 || parentOf(shoalPid) !== null) &&
         Date.now() < gone
       ) await sleep(50);
-      assertEquals(pidsMatching(`sleep ${marker}`), [], "the child must be gone");
+      assertEquals(pidsMatching(`sleep ${marker}`, true), [], "the child must be gone");
       assertEquals(parentOf(shoalPid), null, "shoal must have exited");
     }),
 });
