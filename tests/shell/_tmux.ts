@@ -45,7 +45,8 @@ let counter = 0;
 
 /** One tmux server with one window running a command. */
 export class Tmux {
-  readonly socket: string;
+  /** The tmux server's socket name (a fresh one after each `kill`). */
+  socket: string;
   readonly dir: string;
   readonly home: string;
   readonly env: Record<string, string>;
@@ -143,9 +144,11 @@ export class Tmux {
     return Number((await this.tmux(["display-message", "-p", "-t", "t", "#{pane_pid}"])).trim());
   }
 
-  /** End the window (and the server). */
+  /** End the window (and the server); a later `spawn` starts a new server. */
   async kill(): Promise<void> {
     await this.tmux(["kill-server"]).catch(() => {});
+    // A server that is still going down must not meet the next new-session.
+    this.socket = `shoal-test-${Deno.pid}-${counter++}`;
   }
 
   /** End everything and remove the temp dir. */
