@@ -10,7 +10,7 @@
  * @module
  */
 
-import { join } from "node:path";
+import { defaultStateDir } from "../client/discovery.ts";
 import { jsonToValue } from "../value/json.ts";
 import { RecordV } from "../value/types.ts";
 import type { ShoalConfig } from "./schema.ts";
@@ -45,13 +45,10 @@ export function configSnapshotFor(cwd: string, env: Record<string, string>): Rec
   }
 }
 
-/** The per-user state root: `$XDG_STATE_HOME/shoal`, else `~/.local/state/shoal` (§3). */
-export function defaultStateDir(env: Record<string, string> = Deno.env.toObject()): string {
-  if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, "shoal");
-  return env.HOME ? join(env.HOME, ".local", "state", "shoal") : join(Deno.cwd(), "shoal");
+/** The state directory a configuration selects (`journal.state_dir`, else the default). */
+export function configuredStateDir(config: ShoalConfig): string {
+  return config.journal.state_dir ?? defaultStateDir();
 }
 
-/** The state directory a configuration selects (`journal.state_dir`, else the default). */
-export function configuredStateDir(config: ShoalConfig, env?: Record<string, string>): string {
-  return config.journal.state_dir ?? defaultStateDir(env);
-}
+/** The per-user state root (one definition, in lib/client/discovery.ts). */
+export { defaultStateDir };

@@ -94,6 +94,11 @@ export interface EvaluatorOptions {
   repl?: boolean;
   /** The resolved configuration the `config` namespace shows (§13.2; hosts inject it). */
   config?: RecordV | null;
+  /**
+   * The host's state directory (kernel `--state-dir`, the CLI's default): `rm`'s trash lives
+   * in `<stateDir>/trash`, surviving reboots. Null or absent: a private temp directory.
+   */
+  stateDir?: string | null;
 }
 
 /** State of a spawned task (`TaskV.impl`). */
@@ -156,6 +161,8 @@ export class Evaluator implements Interp {
   repl: boolean;
   /** The injected configuration snapshot (`config.get/all`), or null. */
   configSnapshot: RecordV | null;
+  /** The host's state directory (see `EvaluatorOptions.stateDir`), or null. */
+  readonly stateDir: string | null;
   private cwdPath: string;
   private readonly envMap: EnvMap;
   private cancelFlag: Int32Array | null;
@@ -172,6 +179,7 @@ export class Evaluator implements Interp {
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
     this.configSnapshot = opts.config ?? null;
+    this.stateDir = opts.stateDir ?? null;
     this.root = new Scope(null);
     if (this.repl) {
       // `it`/`out` exist from the first line on (null / no results yet).
@@ -265,6 +273,7 @@ export class Evaluator implements Interp {
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
       config: this.configSnapshot,
+      stateDir: this.stateDir,
     };
   }
 

@@ -106,6 +106,8 @@ export interface GroupMember {
   pid: number;
   /** The /proc state letter: R, S, D, T (stopped), Z (zombie)… */
   state: string;
+  /** Its process group (a session's members lead groups of their own). */
+  pgid: number;
 }
 
 /** The members of group `pgid` read from /proc, or null when /proc is unreadable. */
@@ -153,7 +155,9 @@ function procMembers(field: number, id: number): GroupMember[] | null {
       }
       // "pid (comm) state ppid pgrp session …" — comm may contain spaces and parentheses.
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[field]) === id) out.push({ pid: Number(entry.name), state: fields[0] });
+      if (Number(fields[field]) === id) {
+        out.push({ pid: Number(entry.name), state: fields[0], pgid: Number(fields[PGRP_FIELD]) });
+      }
     }
   } catch {
     return null;

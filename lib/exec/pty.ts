@@ -53,6 +53,7 @@ const F_DUPFD_CLOEXEC = 1030;
 const TCGETS = 0x5401n;
 const TCSETS = 0x5402n;
 const TIOCGPGRP = 0x540fn;
+const FIONREAD = 0x541bn;
 const TIOCGWINSZ = 0x5413n;
 const TIOCSWINSZ = 0x5414n;
 /** c_iflag IUTF8: the line editor erases whole UTF-8 characters (terminals set it too). */
@@ -364,6 +365,13 @@ export class Pty {
     }
     this.#eof = true;
     return 0;
+  }
+
+  /** Output bytes waiting to be read right now (0 once closed or at the end). */
+  pending(): number {
+    if (this.#closed || this.#eof) return 0;
+    const n = new Int32Array(1);
+    return this.#c.fn.ioctl(this.#readFd, FIONREAD, new Uint8Array(n.buffer)) === 0 ? n[0] : 0;
   }
 
   /**

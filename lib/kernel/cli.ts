@@ -7,13 +7,8 @@
  * @module
  */
 
-import {
-  configuredStateDir,
-  defaultStateDir,
-  loadConfig,
-  type ShoalConfig,
-} from "../config/mod.ts";
-import { socketPath, validSocketSession } from "../client/discovery.ts";
+import { configuredStateDir, loadConfig, type ShoalConfig } from "../config/mod.ts";
+import { defaultStateDir, socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
 import { startKernel, StateDirError } from "./server.ts";
@@ -99,7 +94,6 @@ export function parseKernelArgs(args: string[]): KernelArgs {
   return out;
 }
 
-/** The default state directory (protocol §2.3; one definition, in lib/config). */
 export { defaultStateDir };
 
 /** The resolved configuration as the kernel reads it (warnings go to stderr). */

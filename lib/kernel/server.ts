@@ -17,6 +17,7 @@ import { processCwd, sessionStartCwd } from "./session_cwd.ts";
 import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
+import { PtyRegistry } from "./pty_registry.ts";
 
 /** Options of `startKernel`. */
 export interface KernelOptions {
@@ -42,6 +43,8 @@ export interface KernelOptions {
   maxQueued?: number;
   /** Finished tasks kept (default `MAX_FINISHED_TASKS`; tests lower it). */
   maxFinishedTasks?: number;
+  /** Open PTYs per principal at most (default `MAX_PTYS_PER_PRINCIPAL`). */
+  maxPtysPerPrincipal?: number;
   /** Heap limit of each session process in MiB (default `DEFAULT_SESSION_MEMORY_MB`). */
   sessionMemoryMb?: number;
   /** Where connection-level faults are reported (default: stderr). */
@@ -122,9 +125,11 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   let connectionsTotal = 0;
   let closing: Promise<void> | null = null;
 
+  const ptys = new PtyRegistry(opts.maxPtysPerPrincipal);
   const methods = kernelMethods({
     bus,
     tasks,
+    ptys,
     maxQueued: opts.maxQueued,
     journal,
     session(name) {
@@ -151,6 +156,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
             journal,
             memoryMb: opts.sessionMemoryMb,
             runDir,
+            // `rm`'s trash lives under it (issue 13): durable, never in /tmp.
+            stateDir: journal?.stateDir ?? opts.stateDir ?? null,
             // Never reuse a ref an earlier kernel gave this session (its values are gone).
             firstOut: (await journal?.lastOut(name) ?? 0) + 1,
           });

@@ -13,6 +13,7 @@ import type {
   JReplyMsg,
   JReqMsg,
 } from "./journal_messages.ts";
+import type { PtyNotice } from "./pty_session.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -30,6 +31,8 @@ export interface InitMsg {
   cgroup?: string | null;
   cwd: string;
   env: Record<string, string>;
+  /** The kernel's state directory (the evaluator's trash is below it), or null. */
+  stateDir?: string | null;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */
   journal?: JournalInit | null;
   /**
@@ -64,16 +67,17 @@ export interface CancelMsg {
   task: number;
 }
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, complete). */
+/** Request kinds the session answers (`pty`: the session's PTYs, session_ptys.ts; `complete`:
+ * completion with the session's bindings, cwd and env). */
+export type RequestKind = "value.get" | "env" | "cwd" | "pty" | "complete";
+
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty, complete). */
 export interface RequestMsg {
   t: "req";
   rid: number;
   kind: RequestKind;
   params: Record<string, unknown>;
 }
-
-/** What the main thread can ask a worker. */
-export type RequestKind = "value.get" | "env" | "cwd" | "complete";
 
 /** Main → worker: an `events.publish` on `user.*` to inject into the language channel bus. */
 export interface InjectMsg {
@@ -187,8 +191,15 @@ export interface PongMsg {
   n: number;
 }
 
+/** Worker → main: a PTY's screen changed, its program exited, or it was closed. */
+export interface PtyNoticeMsg {
+  t: "pty";
+  notice: PtyNotice;
+}
+
 /** Everything a session process sends. */
 export type FromWorker =
+  | PtyNoticeMsg
   | PongMsg
   | ReadyMsg
   | DoneMsg

@@ -1,8 +1,9 @@
 /**
  * The session process of one named session (architecture: "sessions never share a thread with
- * the kernel"; issue 16: nor a process). It owns the evaluator and the transcript (`out:N`), runs
- * the execs the kernel hands it one at a time, and answers `value.get`, `env` and `cwd` requests
- * itself. Everything it sends back is bounded wire JSON or rendered text — never a value.
+ * the kernel"; issue 16: nor a process). It owns the evaluator, the transcript (`out:N`) and the
+ * session's PTYs (`session_ptys.ts`: their programs run inside the session's confinement), runs
+ * the execs the kernel hands it one at a time, and answers `value.get`, `env`, `cwd` and `pty`
+ * requests itself. Everything it sends back is bounded wire JSON or rendered text — never a value.
  *
  * It talks to the kernel over its stdin and stdout, one JSON message per line (`serveSession`);
  * nothing else in the process may write to stdout. Its memory, a spin and a crash stay inside
@@ -47,6 +48,7 @@ import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
 import { completeAt } from "../eval/complete.ts";
 import { configSnapshotFor } from "../config/mod.ts";
+import { type PtyOp, SessionPtys } from "./session_ptys.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -55,6 +57,8 @@ const lossy = new TextDecoder();
 const SINK_CAP = 65536;
 
 let ev: Evaluator;
+/** The session's PTYs (pty.* requests; issue 17). */
+let ptys: SessionPtys;
 const transcript = new Map<number, Value>();
 let nextOut = 1;
 let lastCwd = "";
@@ -89,7 +93,9 @@ let commandsRan = false;
  * running command's group — setsid escapers, daemons — so no process outlives its exec.
  */
 function sweepStrays(): void {
-  if (commandsRan && ownCgroup !== null) killStrays(ownCgroup, liveGroups);
+  if (!commandsRan || ownCgroup === null) return void (commandsRan = false);
+  // PTY programs (and their shells' jobs) are live work too (issue 17).
+  killStrays(ownCgroup, ptys.size > 0 ? new Set([...liveGroups, ...ptys.groups()]) : liveGroups);
   commandsRan = false;
 }
 
@@ -146,6 +152,7 @@ async function init(m: InitMsg): Promise<void> {
     env: m.env,
     // `config.get/all` shows the resolved shoal.toml, as in the CLI (issue 14).
     config: configSnapshotFor(m.cwd, m.env),
+    stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
         // A command's statement value shows what a terminal would: its output text.
@@ -213,6 +220,7 @@ async function init(m: InitMsg): Promise<void> {
     const wire = elide(payload, `shoal://events/${channel}`, resolveBudget(null), outcomeOut);
     post({ t: "emit", channel, payload: wire });
   };
+  ptys = new SessionPtys(ev, (notice) => post({ t: "pty", notice }));
   lastCwd = ev.cwd();
   lastFacts = facts();
   factsAt = ev.factsVersion();
@@ -363,7 +371,7 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
       error: {
         code: RPC.PARSE_ERROR,
         message: e.msg,
-        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint },
+        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint, rewrites: e.rewrites },
       },
       cancelled: false,
     };
@@ -576,6 +584,7 @@ async function answer(m: RequestMsg): Promise<void> {
   try {
     let result: unknown;
     if (m.kind === "value.get") result = await valueGet(m.params);
+    else if (m.kind === "pty") result = await ptys.handle(m.params as PtyOp);
     else if (m.kind === "env") result = envView();
     // Completion with the session's own bindings, cwd and environment (paths, PATH).
     else if (m.kind === "complete") {

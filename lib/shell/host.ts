@@ -11,7 +11,7 @@ import { ParseError } from "../syntax/errors.ts";
 import { OutcomeV, type Value } from "../value/types.ts";
 import { Evaluator, toErrorValue } from "../eval/mod.ts";
 import { type CaptureOptions, type CaptureResult, spawnCapture } from "../exec/mod.ts";
-import { configRecord, type ShoalConfig } from "../config/mod.ts";
+import { configRecord, configuredStateDir, type ShoalConfig } from "../config/mod.ts";
 import { formatDiagnostic } from "./diagnostic.ts";
 import { wasStreamed } from "./streamed.ts";
 import { isStructured } from "./present.ts";
@@ -45,6 +45,8 @@ export async function hostEvaluator(o: HostOptions): Promise<Evaluator> {
     cwd: o.cwd,
     env: { ...o.env, ...o.config.env },
     config: configRecord(o.config),
+    // `rm`'s trash and other durable state live under the configured state directory.
+    stateDir: configuredStateDir(o.config),
     cancel: o.cancel,
     ports: {
       sink: o.sink,

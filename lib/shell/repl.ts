@@ -54,7 +54,7 @@ export function incomplete(src: string): boolean {
 export function replSettings(config: ShoalConfig, env: Record<string, string>) {
   return {
     color: colorSupported(config.render.color, env),
-    historyFile: historyPath(config.history.path, configuredStateDir(config, env)),
+    historyFile: historyPath(config.history.path, configuredStateDir(config)),
   };
 }
 
