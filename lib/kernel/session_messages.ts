@@ -83,11 +83,12 @@ export interface CancelMsg {
 
 /**
  * Request kinds the session answers (`pty`: the session's PTYs, session_ptys.ts; `derive`:
- * effects and verdict of source or an AST, issue 15).
+ * effects and verdict of source or an AST, issue 15; `complete`: completion with the
+ * session's bindings, cwd and env).
  */
-export type RequestKind = "value.get" | "env" | "cwd" | "pty" | "derive";
+export type RequestKind = "value.get" | "env" | "cwd" | "pty" | "derive" | "complete";
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty, derive). */
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty, derive, …). */
 export interface RequestMsg {
   t: "req";
   rid: number;

@@ -46,6 +46,8 @@ import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
+import { completeAt } from "../eval/complete.ts";
+import { configSnapshotFor } from "../config/mod.ts";
 import { type PtyOp, SessionPtys } from "./session_ptys.ts";
 import { type Evaluator as EvalCore, installHooks } from "../eval/evaluator.ts";
 import { which } from "../exec/mod.ts";
@@ -163,6 +165,8 @@ async function init(m: InitMsg): Promise<void> {
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
+    // `config.get/all` shows the resolved shoal.toml, as in the CLI (issue 14).
+    config: configSnapshotFor(m.cwd, m.env),
     stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
@@ -746,7 +750,14 @@ async function answer(m: RequestMsg): Promise<void> {
     else if (m.kind === "pty") result = await ptys.handle(m.params as PtyOp);
     else if (m.kind === "env") result = envView();
     else if (m.kind === "derive") result = deriveView(m.params);
-    else result = { display: ev.cwd() };
+    // Completion with the session's own bindings, cwd and environment (paths, PATH).
+    else if (m.kind === "complete") {
+      result = completeAt(String(m.params.src), m.params.cursor as number | undefined, {
+        names: facts().names,
+        cwd: ev.cwd(),
+        env: ev.env(),
+      });
+    } else result = { display: ev.cwd() };
     post({ t: "reply", rid: m.rid, ok: true, result });
   } catch (e) {
     const error: RpcErrorObject = e instanceof RpcError

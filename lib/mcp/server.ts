@@ -219,8 +219,9 @@ export async function mcpMain(args: string[]): Promise<number> {
     return 2;
   }
   if (cfg === null) {
-    console.error(MCP_USAGE);
-    return 2;
+    // `--help` asked for it: usage on stdout, success (no MCP session is started).
+    console.log(MCP_USAGE);
+    return 0;
   }
   const link = new KernelLink(cfg, log);
   try {
