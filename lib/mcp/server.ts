@@ -14,7 +14,7 @@ import { MCP_USAGE, type McpConfig, parseMcpArgs, UsageError } from "./config.ts
 import { KernelLink, TransportError } from "./kernel_link.ts";
 import { listResources, readResource, TEMPLATES } from "./resources.ts";
 import { LEGACY_HOLDER, Subscriptions } from "./subscriptions.ts";
-import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools.ts";
+import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools/mod.ts";
 import { BadUri } from "./uri.ts";
 import { DenoStdioTransport } from "./stdio.ts";
 

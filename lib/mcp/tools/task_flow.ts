@@ -1,0 +1,102 @@
+/**
+ * How a tool call waits for kernel work: bounded waits on `task.await` with progress
+ * notifications, an abort that stops waiting, the handle sentence for work that outlives the
+ * wait, and a finished task turned into the tool result its caller would have got inline.
+ */
+
+import type { TaskRecord } from "../../client/mod.ts";
+import type { KernelLink } from "../kernel_link.ts";
+import { toolKernelError, toolOk, type ToolResult } from "../result.ts";
+import { refToUri, taskNumber } from "../uri.ts";
+import type { Obj, ToolContext } from "./types.ts";
+
+/** Interval of progress notifications while a call waits. */
+export const PROGRESS_EVERY_MS = 1000;
+
+/** A task record as `task.await` returns it. */
+export type AwaitedRecord = TaskRecord & { timed_out?: boolean };
+
+/** Resolve when `p` settles or `signal` aborts (then null). */
+export function unlessAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) return Promise.resolve(null);
+  return new Promise<T | null>((resolve, reject) => {
+    const onAbort = () => resolve(null);
+    signal.addEventListener("abort", onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
+}
+
+/** `1.5 s`. */
+export const secs = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
+
+/** The sentence that tells the agent how to wait for, read or stop a task. */
+export function waitHint(task: string, waitedMs: number | null): string {
+  const n = taskNumber(task) ?? task;
+  const lead = waitedMs === null
+    ? `Started in the background as ${task}.`
+    : `${task} is still running after ${secs(waitedMs)}; it keeps running in the kernel.`;
+  return `${lead} Wait for it with shoal_wait {"task":"${task}"}, read shoal://task/${n}/out ` +
+    `once it is done, subscribe to shoal://task/${n} for a notification, or stop it with ` +
+    `shoal_cancel {"task":"${task}"}.`;
+}
+
+/** A task handle as a tool result. */
+export function handleResult(h: Obj, waitedMs: number | null): ToolResult {
+  const hint = waitHint(String(h.task), waitedMs);
+  return toolOk({ ...h, hint }, hint, h);
+}
+
+/**
+ * Wait for a task up to `ms`, with progress notifications; null when the request was aborted.
+ * The last record (with `timed_out: true` when the wait ended first) otherwise.
+ */
+export async function awaitTask(
+  task: string,
+  ms: number,
+  ctx: ToolContext,
+  started: number,
+): Promise<AwaitedRecord | null> {
+  const deadline = Date.now() + ms;
+  while (true) {
+    const left = Math.max(1, deadline - Date.now());
+    const slice = ctx.progress ? Math.min(left, PROGRESS_EVERY_MS) : left;
+    const rec = await unlessAborted(
+      ctx.link.call<AwaitedRecord>("task.await", { task, timeout_ms: slice }),
+      ctx.signal,
+    );
+    if (rec === null) return null;
+    if (!rec.timed_out || Date.now() >= deadline) return rec;
+    await ctx.progress?.(
+      Date.now() - started,
+      `${task} ${rec.state} for ${secs(Date.now() - started)}`,
+    ).catch(() => {});
+  }
+}
+
+/** The inline result of a finished task: `{ref, uri, value, render}` fetched from its value. */
+export async function inlineOf(link: KernelLink, ref: string, elide?: unknown): Promise<Obj> {
+  const [json, render] = await Promise.all([
+    link.call<Obj>("value.get", { ref, ...(elide ? { elide } : {}) }),
+    link.call<Obj>("value.get", { ref, format: "render" }),
+  ]);
+  return { ref, uri: refToUri(ref), value: json.value, render: render.render };
+}
+
+/** A finished task as a tool result (its error as an isError result). */
+export async function finished(
+  link: KernelLink,
+  rec: TaskRecord,
+  extra: Obj,
+  elide?: unknown,
+): Promise<ToolResult> {
+  if (rec.error) {
+    return toolKernelError(rec.error, `${rec.task} ended ${rec.state}:`, {
+      task: rec.task,
+      state: rec.state,
+    });
+  }
+  if (rec.result_ref) {
+    return toolOk({ ...extra, ...(await inlineOf(link, rec.result_ref, elide)) });
+  }
+  return toolOk({ ...extra, ...rec });
+}
