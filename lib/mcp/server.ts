@@ -13,6 +13,8 @@ import { type KernelEvent, RpcError } from "../client/mod.ts";
 import { MCP_USAGE, type McpConfig, parseMcpArgs, UsageError } from "./config.ts";
 import { KernelLink, TransportError } from "./kernel_link.ts";
 import { listResources, readResource, TEMPLATES } from "./resources.ts";
+import { forVersion, toolError } from "./result.ts";
+import { errorText } from "./twin.ts";
 import { LEGACY_HOLDER, Subscriptions } from "./subscriptions.ts";
 import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools/mod.ts";
 import { BadUri } from "./uri.ts";
@@ -96,12 +98,13 @@ function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Ser
     if (!tool) {
       throw new ProtocolError(-32602, `unknown tool ${JSON.stringify(name)}`, { tool: name });
     }
-    const raw = req.params.arguments;
-    if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
-      throw new ProtocolError(-32602, `arguments of ${name} must be an object`, { tool: name });
+    const version = server.getNegotiatedProtocolVersion();
+    // Bad arguments are the model's to fix, so they come back as a tool result (SEP-1303).
+    const v = validateArgs(tool, req.params.arguments);
+    if (!v.ok) {
+      const error = { code: -32602, message: v.message, data: { tool: name, issues: v.issues } };
+      return forVersion(toolError(error, { text: errorText(error) }), version) as never;
     }
-    const v = validateArgs(tool, raw);
-    if (!v.ok) throw new ProtocolError(-32602, v.message, { tool: name, issues: v.issues });
     const token = ctx.mcpReq._meta?.progressToken;
     const tc: ToolContext = {
       link,
@@ -114,7 +117,7 @@ function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Ser
         }),
     };
     try {
-      return await tool.run(v.args, tc) as never;
+      return forVersion(await tool.run(v.args, tc), version) as never;
     } catch (e) {
       throw protocolError(e);
     }

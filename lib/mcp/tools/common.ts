@@ -6,7 +6,8 @@
 
 import { z } from "zod";
 import { RPC, RpcError } from "../../client/mod.ts";
-import { toolKernelError, toolOk, type ToolResult } from "../result.ts";
+import { toolError, toolOk, type ToolResult } from "../result.ts";
+import { errorText } from "../twin.ts";
 import type { Annotations, Obj, ToolContext } from "./types.ts";
 
 // ---- argument schema fragments ---------------------------------------------------------------
@@ -76,10 +77,14 @@ export const READS: Annotations = {
 
 // ---- kernel helpers --------------------------------------------------------------------------
 
-/** Run `fn`; a kernel RpcError becomes an isError result (other failures propagate). */
+/**
+ * Run `fn`; a kernel RpcError becomes an isError result whose text explains it (other failures
+ * propagate). `src` is the source the call ran, for pointing into it.
+ */
 export async function kernelResult(
   fn: () => Promise<ToolResult>,
   method = "exec",
+  src?: string,
 ): Promise<ToolResult> {
   try {
     return await fn();
@@ -89,7 +94,8 @@ export async function kernelResult(
       ? `Not available: this kernel does not implement ${method} (or this mode of it) yet; ` +
         `nothing was run.`
       : undefined;
-    return toolKernelError(e.toJSON(), lead);
+    const err = e.toJSON();
+    return toolError(err, { text: errorText(err, src, lead) });
   }
 }
 

@@ -69,7 +69,7 @@ async function runExec(a: z.infer<typeof ExecIn>, ctx: ToolContext): Promise<Too
       timeout_ms: Math.min(wait, FIRST_ROUND_MS),
     });
   } catch (e) {
-    if (e instanceof RpcError) return await kernelResult(() => Promise.reject(e));
+    if (e instanceof RpcError) return await kernelResult(() => Promise.reject(e), "exec", a.src);
     throw e;
   }
   if (typeof first.task !== "string") return toolOk(first);
@@ -84,12 +84,16 @@ async function runExec(a: z.infer<typeof ExecIn>, ctx: ToolContext): Promise<Too
   if (Date.now() - t0 >= wait) return handleResult(first, Date.now() - t0);
   ctx.signal.addEventListener("abort", cancel, { once: true });
   try {
-    return await kernelResult(async () => {
-      const rec = await awaitTask(task, wait - (Date.now() - t0), ctx, t0);
-      if (rec === null) return handleResult(first, Date.now() - t0); // aborted: nobody reads it
-      if (rec.timed_out) return handleResult({ ...first, state: rec.state }, Date.now() - t0);
-      return await finished(ctx.link, rec, {}, a.elide);
-    });
+    return await kernelResult(
+      async () => {
+        const rec = await awaitTask(task, wait - (Date.now() - t0), ctx, t0);
+        if (rec === null) return handleResult(first, Date.now() - t0); // aborted: nobody reads it
+        if (rec.timed_out) return handleResult({ ...first, state: rec.state }, Date.now() - t0);
+        return await finished(ctx.link, rec, {}, a.elide, a.src);
+      },
+      "exec",
+      a.src,
+    );
   } finally {
     ctx.signal.removeEventListener("abort", cancel);
   }

@@ -15,6 +15,7 @@ import { PTY_TOOLS } from "./pty.ts";
 import { TASK_TOOLS } from "./tasks.ts";
 import { VALUE_TOOLS } from "./values.ts";
 import type { Obj, ToolDef } from "./types.ts";
+import { withErrorBranch } from "../result.ts";
 
 export type { Annotations, ToolContext, ToolDef } from "./types.ts";
 export { FIRST_ROUND_MS } from "./exec.ts";
@@ -42,7 +43,7 @@ export function toolListing(t: ToolDef): Obj {
     title: t.title,
     description: t.description,
     inputSchema: input,
-    outputSchema: t.outputSchema,
+    outputSchema: withErrorBranch(t.outputSchema),
     annotations: t.annotations,
   };
 }
@@ -52,6 +53,14 @@ export function validateArgs(
   t: ToolDef,
   args: unknown,
 ): { ok: true; args: Obj } | { ok: false; message: string; issues: Obj[] } {
+  if (args !== undefined && (args === null || typeof args !== "object" || Array.isArray(args))) {
+    const issues = [{ path: "", message: "arguments must be an object" }];
+    return {
+      ok: false,
+      message: `invalid arguments for ${t.name}: arguments must be an object`,
+      issues,
+    };
+  }
   const r = t.input.safeParse(args ?? {});
   if (r.success) return { ok: true, args: r.data as Obj };
   const issues = r.error.issues.map((i) => ({

@@ -6,7 +6,8 @@
 
 import type { TaskRecord } from "../../client/mod.ts";
 import type { KernelLink } from "../kernel_link.ts";
-import { toolKernelError, toolOk, type ToolResult } from "../result.ts";
+import { toolError, toolOk, type ToolResult } from "../result.ts";
+import { errorText } from "../twin.ts";
 import { refToUri, taskNumber } from "../uri.ts";
 import type { Obj, ToolContext } from "./types.ts";
 
@@ -82,17 +83,25 @@ export async function inlineOf(link: KernelLink, ref: string, elide?: unknown): 
   return { ref, uri: refToUri(ref), value: json.value, render: render.render };
 }
 
-/** A finished task as a tool result (its error as an isError result). */
+/**
+ * A finished task as a tool result: its value, its error as an isError result, or — when it was
+ * cancelled — a normal result saying so (cancelling is something the agent asked for).
+ */
 export async function finished(
   link: KernelLink,
   rec: TaskRecord,
   extra: Obj,
   elide?: unknown,
+  src?: string,
 ): Promise<ToolResult> {
+  if (rec.state === "cancelled") {
+    const done = { ...extra, task: rec.task, state: rec.state };
+    return toolOk(done, undefined, done, `${rec.task} was cancelled; nothing more will run.`);
+  }
   if (rec.error) {
-    return toolKernelError(rec.error, `${rec.task} ended ${rec.state}:`, {
-      task: rec.task,
-      state: rec.state,
+    return toolError(rec.error, {
+      text: errorText(rec.error, src, `${rec.task} ended ${rec.state}.`),
+      extra: { task: rec.task, state: rec.state },
     });
   }
   if (rec.result_ref) {
