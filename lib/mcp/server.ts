@@ -12,6 +12,7 @@ import denoJson from "../../deno.json" with { type: "json" };
 import { type KernelEvent, RpcError } from "../client/mod.ts";
 import { MCP_USAGE, type McpConfig, parseMcpArgs, UsageError } from "./config.ts";
 import { KernelLink, TransportError } from "./kernel_link.ts";
+import { instructions } from "./primer.ts";
 import { listResources, readResource, TEMPLATES } from "./resources.ts";
 import { forVersion, toolError } from "./result.ts";
 import { errorText } from "./twin.ts";
@@ -22,13 +23,6 @@ import { DenoStdioTransport } from "./stdio.ts";
 
 /** Server identity. */
 export const SERVER_INFO = { name: "shoal-mcp", version: denoJson.version };
-
-const INSTRUCTIONS =
-  "Shoal is a structured shell. Run code with shoal_exec (values, not text: outcomes have " +
-  ".ok/.status/.out). Large values come back elided with a URI: drill in with shoal_get " +
-  "{ref, path, slice} or resources/read shoal://out/N?path=…. Work longer than the wait budget " +
-  "returns a task handle: shoal_wait {task}, read shoal://task/N/out, or subscribe to " +
-  "shoal://task/N; shoal_cancel stops it.";
 
 function log(msg: string): void {
   console.error(`shoal-mcp: ${msg}`);
@@ -77,13 +71,18 @@ function listenInspector(subs: Subscriptions): (m: JSONRPCMessage) => Promise<vo
 }
 
 /** Build one MCP server instance (the factory is called once per connection era). */
-function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Server {
+function buildServer(
+  link: KernelLink,
+  subs: Subscriptions,
+  cfg: McpConfig,
+  instructions: string,
+): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: {
       tools: { listChanged: false },
       resources: { subscribe: true, listChanged: false },
     },
-    instructions: INSTRUCTIONS,
+    instructions,
   });
   let listing: Obj[] | null = null;
 
@@ -197,11 +196,12 @@ export async function mcpMain(args: string[]): Promise<number> {
     );
   };
   const subs = new Subscriptions(link, notify);
+  const text = await instructions(cfg.budgetMs);
   let done!: () => void;
   const closed = new Promise<void>((r) => (done = r));
   const transport = new DenoStdioTransport(listenInspector(subs));
   serveStdio(() => {
-    server = buildServer(link, subs, cfg);
+    server = buildServer(link, subs, cfg, text);
     server.onclose = done;
     return server;
   }, { transport, onerror: (e) => log(e.message) });

@@ -28,6 +28,7 @@ type Result = Record<string, unknown>;
 type Caller = {
   listTools(): Promise<{ tools: Array<Record<string, unknown>> }>;
   callTool(p: { name: string; arguments?: Record<string, unknown> }): Promise<Result>;
+  readResource(p: { uri: string }): Promise<Result>;
 };
 
 /** Protocol versions that have `resource_link` content. */
@@ -58,7 +59,23 @@ const ERROR_PATHS: Array<[string, Record<string, unknown>, RegExp]> = [
   ["shoal_journal", { limit: 0 }, /limit/],
 ];
 
-async function conformance(t: Deno.TestContext, label: string, c: Caller, version: string) {
+const PRIMER = await Deno.readTextFile(new URL("../../docs/agent_primer.md", import.meta.url));
+
+async function conformance(
+  t: Deno.TestContext,
+  label: string,
+  c: Caller,
+  version: string,
+  instructions: string | undefined,
+) {
+  await t.step(`${label}: instructions carry the primer; shoal://docs/primer is it`, async () => {
+    assert(instructions?.endsWith(PRIMER), `${label} instructions end with the primer`);
+    assert(instructions!.length - PRIMER.length < 600, "a short lead before the primer");
+    const r = await within(10_000, c.readResource({ uri: "shoal://docs/primer" }), "read primer");
+    const contents = r.contents as Array<{ text: string; mimeType: string }>;
+    assertEquals(contents[0].text, PRIMER);
+    assertEquals(contents[0].mimeType, "text/markdown");
+  });
   const { tools } = await within(20_000, c.listTools(), `${label} listTools`);
   const names = tools.map((x) => x.name as string);
   const call = (name: string, args: Record<string, unknown>) =>
@@ -118,7 +135,7 @@ Deno.test("SDK 1.x and v2 clients accept every result in every era they speak", 
         const m = await connectSdk1(line, version, ["--socket", k.socket, "--session", `s${line}`]);
         try {
           assertEquals(m.negotiated, version, `sdk ${line} negotiated`);
-          await conformance(t, `sdk ${line} @${version}`, m.client, version);
+          await conformance(t, `sdk ${line} @${version}`, m.client, version, m.instructions);
         } finally {
           await m.close();
         }
@@ -128,7 +145,8 @@ Deno.test("SDK 1.x and v2 clients accept every result in every era they speak", 
       const m = await connectMcp(era, ["--socket", k.socket, "--session", `v2${era}`]);
       try {
         const v = m.client.getNegotiatedProtocolVersion() ?? "";
-        await conformance(t, `v2 ${era} @${v}`, m.client as unknown as Caller, v);
+        const caller = m.client as unknown as Caller;
+        await conformance(t, `v2 ${era} @${v}`, caller, v, m.client.getInstructions());
         await t.step(`v2 ${era}: an unknown tool stays a protocol error`, async () => {
           const e = await rpcCode(m.client.callTool({ name: "shoal_nope", arguments: {} }));
           assertEquals(e.code, -32602);

@@ -331,7 +331,11 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       const tasks = resources.filter((r) => r.uri.startsWith("shoal://task/"));
       assert(tasks.length >= 3, "task entries");
       assertMatch(tasks[0].name, /^task:\d+$/);
-      for (const r of resources) assertEquals(r.mimeType, "application/json");
+      assertEquals(resources[6].uri, "shoal://docs/primer");
+      assertEquals(resources[6].mimeType, "text/markdown");
+      for (const r of resources.filter((r) => r.uri !== "shoal://docs/primer")) {
+        assertEquals(r.mimeType, "application/json");
+      }
       const { resourceTemplates } = await m.client.listResourceTemplates();
       assertEquals(resourceTemplates.map((x) => x.name), [
         "transcript-value",
