@@ -6,6 +6,7 @@
  * of objects costs several times more per message in Deno, and a MessageEvent per hop adds up.
  */
 
+import type { More } from "./paged_render.ts";
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
 import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
@@ -112,7 +113,8 @@ export type DoneMsg =
     | {
       ok: true;
       n: number;
-      result: { ref: string; uri: string; value: unknown; render: string };
+      /** `more`: where a cut render goes on (`paged_render.ts`). */
+      result: { ref: string; uri: string; value: unknown; render: string; more?: More };
       summary: TranscriptSummary;
       /** Its `session.transcript` event as the worker numbered and logged it (journaling). */
       transcript?: { seq: number; ts: number };

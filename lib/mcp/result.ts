@@ -7,6 +7,7 @@
 
 import { boundText } from "../client/bound_text.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
+import { isTrashReceipt, pagingLine } from "./twin.ts";
 import { refToUri } from "./uri.ts";
 
 /** A tool result as sent on the wire. */
@@ -57,7 +58,7 @@ export function toolOk(
 ): ToolResult {
   const link = linkOf(result);
   const fetchVia = link?.uri ?? "structuredContent";
-  const body = text ?? (typeof result.render === "string" ? result.render : pretty(shown));
+  const body = text ?? (typeof result.render === "string" ? renderTwin(result) : pretty(shown));
   const twin = boundText(lead && text === undefined ? `${lead}\n${body}` : body, fetchVia);
   const content: Array<Obj> = [{ type: "text", text: twin }];
   if (link) {
@@ -69,6 +70,15 @@ export function toolOk(
     });
   }
   return { content, structuredContent: result, isError: false };
+}
+
+/** The text twin of a rendered value: the render, what `rm` did, how to read on. */
+function renderTwin(result: Obj): string {
+  const parts = [result.render as string];
+  if (isTrashReceipt(result.value)) parts.unshift("Moved to the trash; `undo` puts it back:");
+  const next = pagingLine(result.ref, result.more);
+  if (next) parts.push(next);
+  return parts.join("\n");
 }
 
 /**

@@ -40,6 +40,8 @@ function pointAt(src: string | undefined, span: unknown): string {
   const after = dec.decode(bytes.subarray(start));
   const nl = after.indexOf("\n");
   const line = before.slice(lineStart) + (nl < 0 ? after : after.slice(0, nl));
+  // A span over the whole one-line source points at nothing the source does not show.
+  if (!src.includes("\n") && start === 0 && end >= bytes.length) return "";
   if (line.length > 160) return ` (at ${position(src, start)})`;
   const col = before.length - lineStart;
   const width = Math.max(
@@ -80,12 +82,13 @@ export function errorText(e: RpcErrorObject, src?: string, lead?: string): strin
     case -32002: {
       const code = typeof data.code === "string" ? data.code : "error";
       out.push(`Error ${code}: ${e.message}${pointAt(src, data.span)}`);
-      if (typeof data.status === "number") out.push(`exit status ${data.status}`);
-      if (hint) out.push(`hint: ${hint}`);
-      if (typeof data.stderr === "string" && data.stderr.trim() !== "") {
-        out.push(`stderr:\n${firstLines(data.stderr)}`);
+      const status = data.status;
+      if (typeof status === "number" && !e.message.includes(`status ${status}`)) {
+        out.push(`exit status ${status}`);
       }
-      if (typeof data.ref === "string") out.push(`(stored as ${data.ref})`);
+      const stderr = typeof data.stderr === "string" ? data.stderr.trim() : "";
+      if (hint && hint !== stderr) out.push(`hint: ${hint}`);
+      if (stderr !== "") out.push(`stderr:\n${firstLines(stderr).replace(/^/gm, "  ")}`);
       break;
     }
     case -32602: {
@@ -103,4 +106,25 @@ export function errorText(e: RpcErrorObject, src?: string, lead?: string): strin
     }
   }
   return out.join("\n");
+}
+
+/** The call that reads the next page of a cut render (`more` from the kernel). */
+export function pagingLine(ref: unknown, more: unknown): string | null {
+  if (typeof ref !== "string" || !isObj(more) || !Array.isArray(more.slice)) return null;
+  const args: Obj = { ref };
+  if (typeof more.path === "string" && more.path !== "") args.path = more.path;
+  args.slice = more.slice;
+  return `Read on: shoal_get ${JSON.stringify(args)}`;
+}
+
+/** Whether a wire value is what `rm` returns: records of `{path, trash}`. */
+export function isTrashReceipt(value: unknown): boolean {
+  let v = value;
+  if (isObj(v) && v.$ === "outcome") v = v.out;
+  if (!isObj(v)) return false;
+  if (v.$ === "table" && isObj(v.cols)) return "trash" in v.cols && "path" in v.cols;
+  if (v.$ === "list" && Array.isArray(v.v) && v.v.length > 0) {
+    return v.v.every((r) => isObj(r) && r.$ === "record" && isObj(r.v) && "trash" in r.v);
+  }
+  return false;
 }

@@ -31,20 +31,21 @@ export function unlessAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T 
 export const secs = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
 
 /** The sentence that tells the agent how to wait for, read or stop a task. */
-export function waitHint(task: string, waitedMs: number | null): string {
+export function waitHint(task: string, waitedMs: number | null, state?: string): string {
   const n = taskNumber(task) ?? task;
   const lead = waitedMs === null
     ? `Started in the background as ${task}.`
-    : `${task} is still running after ${secs(waitedMs)}; it keeps running in the kernel.`;
-  return `${lead} Wait for it with shoal_wait {"task":"${task}"}, read shoal://task/${n}/out ` +
-    `once it is done, subscribe to shoal://task/${n} for a notification, or stop it with ` +
-    `shoal_cancel {"task":"${task}"}.`;
+    : state === "queued"
+    ? `${task} is queued behind this session's running task (a session runs one at a time).`
+    : `${task} is still running after ${secs(waitedMs)}; it keeps running.`;
+  return `${lead} Wait: shoal_wait {"task":"${task}"}. Stop: shoal_cancel {"task":"${task}"}. ` +
+    `Result when done: shoal://task/${n}/out.`;
 }
 
-/** A task handle as a tool result. */
+/** A task handle as a tool result (the text is the sentence; the handle is structured). */
 export function handleResult(h: Obj, waitedMs: number | null): ToolResult {
-  const hint = waitHint(String(h.task), waitedMs);
-  return toolOk({ ...h, hint }, hint, h);
+  const hint = waitHint(String(h.task), waitedMs, h.state as string | undefined);
+  return toolOk({ ...h, hint }, undefined, h, hint);
 }
 
 /**
@@ -76,11 +77,13 @@ export async function awaitTask(
 
 /** The inline result of a finished task: `{ref, uri, value, render}` fetched from its value. */
 export async function inlineOf(link: KernelLink, ref: string, elide?: unknown): Promise<Obj> {
-  const [json, render] = await Promise.all([
+  const [json, shown] = await Promise.all([
     link.call<Obj>("value.get", { ref, ...(elide ? { elide } : {}) }),
     link.call<Obj>("value.get", { ref, format: "render" }),
   ]);
-  return { ref, uri: refToUri(ref), value: json.value, render: render.render };
+  const r: Obj = { ref, uri: refToUri(ref), value: json.value, render: shown.render };
+  if (shown.more) r.more = shown.more;
+  return r;
 }
 
 /**
@@ -100,7 +103,12 @@ export async function finished(
   }
   if (rec.error) {
     return toolError(rec.error, {
-      text: errorText(rec.error, src, `${rec.task} ended ${rec.state}.`),
+      // The exec that ran it shows the error as its own; a wait says whose error it is.
+      text: errorText(
+        rec.error,
+        src,
+        src === undefined ? `${rec.task} ended ${rec.state}.` : undefined,
+      ),
       extra: { task: rec.task, state: rec.state },
     });
   }

@@ -11,7 +11,7 @@ import {
   READS,
   TaskId,
 } from "./common.ts";
-import { awaitTask, finished, waitHint } from "./task_flow.ts";
+import { awaitTask, finished, handleResult, waitHint } from "./task_flow.ts";
 import type { ToolContext, ToolDef } from "./types.ts";
 
 const WaitIn = z.strictObject({
@@ -25,12 +25,11 @@ async function runWait(a: z.infer<typeof WaitIn>, ctx: ToolContext): Promise<Too
     const t0 = Date.now();
     const rec = await awaitTask(task, a.timeout_ms ?? ctx.budgetMs, ctx, t0);
     if (rec === null) {
-      return toolOk({ task, state: "unknown", timed_out: true, hint: waitHint(task, null) });
+      const hint = waitHint(task, null);
+      return toolOk({ task, state: "unknown", timed_out: true, hint }, undefined, {}, hint);
     }
     if (rec.timed_out) {
-      const hint = waitHint(task, Date.now() - t0);
-      const h = { task, state: rec.state, timed_out: true };
-      return toolOk({ ...h, hint }, hint, h);
+      return handleResult({ task, state: rec.state, timed_out: true }, Date.now() - t0);
     }
     return await finished(ctx.link, rec, { task, state: rec.state });
   });

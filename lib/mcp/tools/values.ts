@@ -1,8 +1,9 @@
 /** The value family: `shoal_get` reads a stored transcript value without running anything. */
 
 import { z } from "zod";
-import { Elide, forward, inlineProps, objectOut, READS, wireValue } from "./common.ts";
-import type { ToolDef } from "./types.ts";
+import { toolOk, type ToolResult } from "../result.ts";
+import { Elide, inlineProps, kernelResult, objectOut, READS, wireValue } from "./common.ts";
+import type { Obj, ToolContext, ToolDef } from "./types.ts";
 
 const GetIn = z.strictObject({
   ref: z.string().min(1).describe("transcript ref, e.g. out:17"),
@@ -10,6 +11,22 @@ const GetIn = z.strictObject({
   slice: z.array(z.int().min(0)).length(2).optional().describe("[start, end), half-open"),
   elide: Elide.optional(),
 });
+
+/** The selected value and its render (the text twin), like an exec result. */
+function runGet(a: z.infer<typeof GetIn>, ctx: ToolContext): Promise<ToolResult> {
+  return kernelResult(async () => {
+    const sel: Obj = { ref: a.ref };
+    if (a.path !== undefined) sel.path = a.path;
+    if (a.slice !== undefined) sel.slice = a.slice;
+    const [json, shown] = await Promise.all([
+      ctx.link.call<Obj>("value.get", { ...sel, ...(a.elide ? { elide: a.elide } : {}) }),
+      ctx.link.call<Obj>("value.get", { ...sel, format: "render" }),
+    ]);
+    const r: Obj = { ref: json.ref, value: json.value, render: shown.render };
+    if (shown.more) r.more = shown.more;
+    return toolOk(r);
+  }, "value.get");
+}
 
 /** The value family. */
 export const VALUE_TOOLS: ToolDef[] = [{
@@ -21,5 +38,5 @@ export const VALUE_TOOLS: ToolDef[] = [{
   input: GetIn,
   outputSchema: objectOut({ ref: inlineProps.ref, value: wireValue }, ["ref", "value"]),
   annotations: { title: "Read a transcript value", ...READS },
-  run: forward("value.get"),
+  run: (a, ctx) => runGet(a as z.infer<typeof GetIn>, ctx),
 }];
