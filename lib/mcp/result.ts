@@ -102,7 +102,6 @@ export function toolError(
 /** The `error` member every tool's output schema admits. */
 export const ERROR_SCHEMA: Obj = {
   type: "object",
-  description: "present on isError results: the JSON-RPC style error",
   properties: {
     code: { type: "integer" },
     message: { type: "string" },

@@ -87,7 +87,9 @@ function buildServer(
   let listing: Obj[] | null = null;
 
   server.setRequestHandler("tools/list", () => {
-    listing ??= TOOLS.filter((t) => !t.needs || !link.missing.has(t.needs)).map(toolListing);
+    listing ??= TOOLS.filter((t) => !t.needs || !link.missing.has(t.needs)).map((t) =>
+      toolListing(t, cfg.budgetMs)
+    );
     return { tools: listing } as never;
   });
 

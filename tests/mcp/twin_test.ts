@@ -13,6 +13,7 @@ import {
 } from "node:assert/strict";
 import { connectMcp, type McpHandle, sc, startKernel, text, within } from "./_helpers.ts";
 import { errorText } from "../../lib/mcp/twin.ts";
+import { whenNs } from "../../lib/mcp/tools/journal.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 
@@ -115,6 +116,40 @@ Deno.test("text twins an agent can act on in one call", opts, async (t) => {
       assertMatch(tx, /\nnotes\.txt\s+\/\S+notes\.txt$/);
     });
 
+    await t.step("journal: durations and RFC 3339 as well as ns; one line per entry", async () => {
+      for (
+        const since of [
+          "1h",
+          new Date(Date.now() - 3600_000).toISOString(),
+          Date.now() * 1e6 - 3.6e12,
+        ]
+      ) {
+        const r = await call(m, "shoal_journal", { since, head: "sh", limit: 3 });
+        assertEquals(r.isError, false, `since ${since}`);
+        assertMatch(text(r), /^\d+ entr(y|ies), newest first:\n#\d+ \S+Z (ok|failed)/);
+        assert(sc(r).entries.length >= 1);
+      }
+      const future = await call(m, "shoal_journal", { since: "2999-01-01" });
+      assertEquals(text(future), "No journal entries match.");
+      const bad = await call(m, "shoal_journal", { since: "last tuesday" });
+      assertEquals(bad.isError, true);
+      assertMatch(text(bad), /duration ago \("2h"/);
+    });
+
+    await t.step("tool descriptions say defaults and what comes back, tightly", async () => {
+      const { tools } = await m.client.listTools();
+      const byName = new Map(tools.map((x) => [x.name, x]));
+      assertMatch(byName.get("shoal_wait")!.description!, /default 25 s/);
+      assertMatch(byName.get("shoal_exec")!.description!, /default 25 s/);
+      assertMatch(byName.get("shoal_journal")!.description!, /"2h"/);
+      for (const x of tools) {
+        assertMatch(x.description!, /[Tt]ext|Returns|[Ss]tructured|result/, `${x.name} result`);
+      }
+      const core = ["shoal_exec", "shoal_get", "shoal_wait", "shoal_cancel", "shoal_journal"];
+      const size = JSON.stringify(tools.filter((x) => core.includes(x.name))).length;
+      assert(size < 7500, `tools/list of the core tools is ${size} characters`);
+    });
+
     await t.step("errors point into the source and say what to do", async () => {
       const p = await exec(m, "ls -la | head -3");
       assertEquals(p.isError, true);
@@ -164,4 +199,19 @@ Deno.test("parse errors show the kernel's rewrites as source to resend", () => {
       "Nothing ran.",
     ].join("\n"),
   );
+});
+
+Deno.test("journal times: durations ago, RFC 3339, ns", () => {
+  const now = Date.UTC(2026, 0, 2, 12, 0, 0);
+  assertEquals(whenNs("2h", now), (now - 7200_000) * 1e6);
+  assertEquals(whenNs("1h30m", now), (now - 5400_000) * 1e6);
+  assertEquals(whenNs("1d", now), (now - 86400_000) * 1e6);
+  assertEquals(whenNs("2026-01-01T00:00:00Z", now), Date.UTC(2026, 0, 1) * 1e6);
+  assertEquals(whenNs("2026-01-01", now), Date.UTC(2026, 0, 1) * 1e6);
+  assertEquals(whenNs("2026-01-01T01:00:00+01:00", now), Date.UTC(2026, 0, 1) * 1e6);
+  assertEquals(whenNs(1767225600000000000, now), 1767225600000000000);
+  assertEquals(whenNs("1767225600000000000", now), 1767225600000000000);
+  for (const bad of ["", "2 hours", "yesterday", "2026-13-45", "h2"]) {
+    assertEquals(whenNs(bad, now), null, bad);
+  }
 });

@@ -14,10 +14,10 @@ import type { Annotations, Obj, ToolContext } from "./types.ts";
 
 /** The per-call elision budget. */
 export const Elide = z.strictObject({
-  max_bytes: z.int().min(1).optional().describe("encoded JSON bytes before a value is elided"),
-  max_rows: z.int().min(0).optional().describe("table rows before a table is elided"),
-  max_items: z.int().min(0).optional().describe("list items before a list is elided"),
-}).describe("per-call elision budget (defaults 8192 bytes, 100 rows, 500 items)");
+  max_bytes: z.int().min(1).optional(),
+  max_rows: z.int().min(0).optional(),
+  max_items: z.int().min(0).optional(),
+}).describe("when a value is elided (defaults: 8192 JSON bytes, 100 rows, 500 items)");
 
 /** A task ref argument. */
 export const TaskId = z.string().regex(
@@ -31,23 +31,23 @@ export const TaskId = z.string().regex(
 /** Any JSON value. */
 export const anyJson = {};
 /** A `$`-tagged wire value. */
-export const wireValue = {
-  description: 'a $-tagged wire value (elided as {$:"ref",…} when large)',
-};
-/** An inline value result: `{ref, uri, value, render}`. */
+export const wireValue = {};
+/** An inline value result: `{ref, uri, value, render, more}` (the tool descriptions say what
+ * they are; output schemas are for validation and stay short — hosts read them every turn). */
 export const inlineProps = {
-  ref: { type: "string", description: "transcript ref, e.g. out:17" },
-  uri: { type: "string", description: "shoal://out/17" },
+  ref: { type: "string" },
+  uri: { type: "string" },
   value: wireValue,
-  render: { type: "string", description: "80-column rendering (bounded)" },
+  render: { type: "string" },
+  more: { type: "object" },
 };
 /** A task handle result. */
 export const handleProps = {
-  task: { type: "string", description: "task ref when the work continues as a task" },
-  events: { type: "string", description: "the task's event channel, e.g. task.9" },
+  task: { type: "string" },
+  events: { type: "string" },
   timed_out: { type: "boolean" },
   state: { type: "string" },
-  hint: { type: "string", description: "how to wait for or read the task" },
+  hint: { type: "string" },
 };
 
 /** An object schema with `properties`, optional `required` and extra keywords. */

@@ -30,12 +30,11 @@ const ExecIn = z.strictObject({
     "run (default) evaluates; plan derives effects without running",
   ),
   position: z.enum(["stmt", "value"]).optional().describe(
-    "value (default): the last expression's value is returned, a failed command comes back " +
-      "as an outcome with ok:false; stmt: a failed command raises cmd_failed",
+    "value (default): a failed command is an outcome with ok:false; stmt: it raises cmd_failed",
   ),
-  background: z.boolean().optional().describe("return a task handle at once"),
+  background: z.boolean().optional().describe("return {task} at once"),
   timeout_ms: z.int().min(1).optional().describe(
-    "wait at most this long, then return the task handle (the work is never killed)",
+    "wait at most this long, then return {task} (the work goes on)",
   ),
   elide: Elide.optional(),
 });
@@ -103,11 +102,13 @@ async function runExec(a: z.infer<typeof ExecIn>, ctx: ToolContext): Promise<Too
 export const EXEC_TOOLS: ToolDef[] = [{
   name: "shoal_exec",
   title: "Run Shoal code",
-  description: "Run Shoal source in the attached session and return its value: a transcript ref " +
-    "(out:N, also shoal://out/N), the value (large values are elided to a preview with a URI — " +
-    "drill in with shoal_get), and an 80-column render. Work that outlives timeout_ms (default " +
-    "budget 25 s) comes back as a task handle: wait with shoal_wait, read shoal://task/N/out, " +
-    "or subscribe to shoal://task/N. background:true returns the handle at once.",
+  description: "Run Shoal source (see the server instructions) in a persistent session: cwd, " +
+    "env and variables carry over between calls. The text result reads like a terminal: " +
+    "tables aligned, command output as printed, a failed command's exit status and stderr, " +
+    "big output cut with its size and the shoal_get call that reads on. Structured: {ref " +
+    '("out:N"), value, render}. Parse and runtime errors are isError results with the fix. ' +
+    "Still running after timeout_ms (default {budget}): {task}, finish with shoal_wait; " +
+    "background:true returns {task} at once.",
   input: ExecIn,
   outputSchema: objectOut({ ...inlineProps, ...handleProps, ...planProps }, [], {
     anyOf: [{ required: ["ref", "value"] }, { required: ["task"] }, { required: ["plan_ref"] }],

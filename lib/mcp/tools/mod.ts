@@ -34,14 +34,24 @@ export const TOOLS: ToolDef[] = [
 /** Tools by name. */
 export const TOOLS_BY_NAME: Map<string, ToolDef> = new Map(TOOLS.map((t) => [t.name, t]));
 
-/** The tools/list entry of a tool (JSON Schema from the zod input schema). */
-export function toolListing(t: ToolDef): Obj {
-  const input = z.toJSONSchema(t.input, { io: "input" }) as Obj;
+/**
+ * The tools/list entry of a tool (JSON Schema from the zod input schema); `{budget}` in the
+ * descriptions becomes the configured wait budget.
+ */
+export function toolListing(t: ToolDef, budgetMs: number): Obj {
+  const budget = `${Math.round(budgetMs / 100) / 10} s`;
+  // zod spells every int's range out to 2^53; the bound says nothing, so it is left out.
+  const fill = (x: Obj) =>
+    JSON.parse(
+      JSON.stringify(x).replaceAll("{budget}", budget)
+        .replaceAll(`,"maximum":${Number.MAX_SAFE_INTEGER}`, ""),
+    ) as Obj;
+  const input = fill(z.toJSONSchema(t.input, { io: "input" }) as Obj);
   delete input.$schema;
   return {
     name: t.name,
     title: t.title,
-    description: t.description,
+    description: t.description.replaceAll("{budget}", budget),
     inputSchema: input,
     outputSchema: withErrorBranch(t.outputSchema),
     annotations: t.annotations,

@@ -16,7 +16,7 @@ import type { ToolContext, ToolDef } from "./types.ts";
 
 const WaitIn = z.strictObject({
   task: TaskId,
-  timeout_ms: z.int().min(1).optional().describe("wait at most this long (default: the budget)"),
+  timeout_ms: z.int().min(1).optional().describe("wait at most this long (default {budget})"),
 });
 
 async function runWait(a: z.infer<typeof WaitIn>, ctx: ToolContext): Promise<ToolResult> {
@@ -42,9 +42,9 @@ export const TASK_TOOLS: ToolDef[] = [
   {
     name: "shoal_wait",
     title: "Wait for a task",
-    description:
-      "Wait for a task (at most timeout_ms, default the budget). A finished task returns its " +
-      "value like shoal_exec (or its error); otherwise its current state and timed_out:true.",
+    description: "Wait for a task (the {task} of shoal_exec) at most timeout_ms (default " +
+      "{budget}). Done: the same result shoal_exec would have given (its error as isError); " +
+      "cancelled: state cancelled; still running: {task, state, timed_out: true} — call again.",
     input: WaitIn,
     outputSchema: objectOut({ ...inlineProps, ...handleProps }, ["task", "state"]),
     annotations: { title: "Wait for a task", ...READS, idempotentHint: false },
@@ -53,7 +53,8 @@ export const TASK_TOOLS: ToolDef[] = [
   {
     name: "shoal_cancel",
     title: "Cancel a task",
-    description: "Request cancellation of a task (its processes are stopped); returns its state.",
+    description: "Stop a task and the processes it started. Returns {task, cancel_requested, " +
+      "state}; shoal_wait on it then reports state cancelled.",
     input: CancelIn,
     outputSchema: objectOut({
       task: { type: "string" },

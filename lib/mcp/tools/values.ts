@@ -7,8 +7,10 @@ import type { Obj, ToolContext, ToolDef } from "./types.ts";
 
 const GetIn = z.strictObject({
   ref: z.string().min(1).describe("transcript ref, e.g. out:17"),
-  path: z.string().optional().describe("side-effect-free selector, e.g. .rows[0].name"),
-  slice: z.array(z.int().min(0)).length(2).optional().describe("[start, end), half-open"),
+  path: z.string().optional().describe("selector, e.g. .err, .out.rows[0].name, [2..5]"),
+  slice: z.array(z.int().min(0)).length(2).optional().describe(
+    "[start, end): rows/items, or characters of text (bytes of .stdout)",
+  ),
   elide: Elide.optional(),
 });
 
@@ -32,11 +34,15 @@ function runGet(a: z.infer<typeof GetIn>, ctx: ToolContext): Promise<ToolResult>
 export const VALUE_TOOLS: ToolDef[] = [{
   name: "shoal_get",
   title: "Read a transcript value",
-  description:
-    "Read a stored transcript value without running anything again: select a field/index " +
-    "with path (.rows[0].name), page with slice [start, end), and set an elision budget.",
+  description: "Read (part of) an earlier result again without rerunning it: ref (out:N), " +
+    "path (.err, .stdout, .out.name, [3], [2..5]), slice [start, end) of rows, items or text. " +
+    "Text: the selection rendered like shoal_exec, a cut one ending in the call for the next " +
+    "page; structured: {ref, value}.",
   input: GetIn,
-  outputSchema: objectOut({ ref: inlineProps.ref, value: wireValue }, ["ref", "value"]),
+  outputSchema: objectOut(
+    { ref: inlineProps.ref, value: wireValue, render: inlineProps.render, more: inlineProps.more },
+    ["ref", "value"],
+  ),
   annotations: { title: "Read a transcript value", ...READS },
   run: (a, ctx) => runGet(a as z.infer<typeof GetIn>, ctx),
 }];
