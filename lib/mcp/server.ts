@@ -9,12 +9,21 @@
 import { type JSONRPCMessage, ProtocolError, Server } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import denoJson from "../../deno.json" with { type: "json" };
-import { type KernelEvent, RpcError } from "../client/mod.ts";
+import { z } from "zod";
+import { type KernelEvent, RpcError, type TaskRecord } from "../client/mod.ts";
 import { MCP_USAGE, type McpConfig, parseMcpArgs, UsageError } from "./config.ts";
 import { KernelLink, TransportError } from "./kernel_link.ts";
 import { instructions } from "./primer.ts";
 import { listResources, readResource, TEMPLATES } from "./resources.ts";
-import { forVersion, toolError } from "./result.ts";
+import { forVersion, toolError, type ToolResult } from "./result.ts";
+import {
+  capsDeclare,
+  CLIENT_CAPS_META,
+  missingCapability,
+  TasksExtension,
+  TasksWire,
+} from "./tasks_ext.ts";
+import { finished } from "./tools/task_flow.ts";
 import { errorText } from "./twin.ts";
 import { LEGACY_HOLDER, Subscriptions } from "./subscriptions.ts";
 import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools/mod.ts";
@@ -76,6 +85,7 @@ function buildServer(
   subs: Subscriptions,
   cfg: McpConfig,
   instructions: string,
+  wire: TasksWire,
 ): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: {
@@ -85,6 +95,12 @@ function buildServer(
     instructions,
   });
   let listing: Obj[] | null = null;
+  const tasks = new TasksExtension(link);
+  /** The request's own declaration (2026-07-28), else the connection's `initialize` one. */
+  const declaresTasks = (envelope: unknown) =>
+    envelope !== undefined
+      ? capsDeclare((envelope as Obj)[CLIENT_CAPS_META])
+      : wire.initializeDeclared;
 
   server.setRequestHandler("tools/list", () => {
     listing ??= TOOLS.filter((t) => !t.needs || !link.missing.has(t.needs)).map((t) =>
@@ -111,6 +127,9 @@ function buildServer(
       link,
       budgetMs: cfg.budgetMs,
       signal: ctx.mcpReq.signal,
+      createTask: declaresTasks(ctx.mcpReq.envelope)
+        ? (task: string) => tasks.create(task)
+        : undefined,
       progress: token === undefined ? undefined : (elapsedMs, message) =>
         ctx.mcpReq.notify({
           method: "notifications/progress",
@@ -118,11 +137,41 @@ function buildServer(
         }),
     };
     try {
-      return forVersion(await tool.run(v.args, tc), version) as never;
+      const r = await tool.run(v.args, tc);
+      return ("content" in r ? forVersion(r as ToolResult, version) : r) as never;
     } catch (e) {
       throw protocolError(e);
     }
   });
+
+  // The tasks extension (tasks_ext.ts): only for clients that declared it.
+  const taskMethod =
+    (fn: (p: Obj) => Promise<Obj>) => async (p: Obj, ctx: { mcpReq: { envelope?: unknown } }) => {
+      if (!declaresTasks(ctx.mcpReq.envelope)) throw missingCapability();
+      try {
+        return await fn(p) as never;
+      } catch (e) {
+        throw protocolError(e);
+      }
+    };
+  const finish = async (rec: TaskRecord) =>
+    forVersion(await finished(link, rec, {}), server.getNegotiatedProtocolVersion());
+  const TaskParams = { params: z.looseObject({ taskId: z.string() }) };
+  server.setRequestHandler(
+    "tasks/get",
+    TaskParams as never,
+    taskMethod((p) => tasks.get(p.taskId, finish)) as never,
+  );
+  server.setRequestHandler(
+    "tasks/cancel",
+    TaskParams as never,
+    taskMethod((p) => tasks.cancel(p.taskId)) as never,
+  );
+  server.setRequestHandler(
+    "tasks/update",
+    TaskParams as never,
+    taskMethod((p) => tasks.update(p.taskId)) as never,
+  );
 
   server.setRequestHandler("resources/list", async () => {
     try {
@@ -201,14 +250,15 @@ export async function mcpMain(args: string[]): Promise<number> {
   const text = await instructions(cfg.budgetMs);
   let done!: () => void;
   const closed = new Promise<void>((r) => (done = r));
-  const transport = new DenoStdioTransport(listenInspector(subs));
+  const stdio = new DenoStdioTransport(listenInspector(subs));
+  const transport = new TasksWire(stdio);
   serveStdio(() => {
-    server = buildServer(link, subs, cfg, text);
+    server = buildServer(link, subs, cfg, text, transport);
     server.onclose = done;
     return server;
   }, { transport, onerror: (e) => log(e.message) });
   // stdin EOF closes the transport (and the instance); with no instance yet, exit all the same.
-  transport.ended.then(done);
+  stdio.ended.then(done);
   await closed;
   await link.close();
   return 0;

@@ -18,6 +18,7 @@ import {
   RUNS,
 } from "./common.ts";
 import { awaitTask, finished, handleResult } from "./task_flow.ts";
+import type { CreateTaskResult } from "../tasks_ext.ts";
 import type { Obj, ToolContext, ToolDef } from "./types.ts";
 
 /** How long the first exec round waits inline: a task id is known after it, so an abort can
@@ -48,13 +49,21 @@ export const planProps = {
   approval_pending: { type: "boolean" },
 };
 
-async function runExec(a: z.infer<typeof ExecIn>, ctx: ToolContext): Promise<ToolResult> {
+async function runExec(
+  a: z.infer<typeof ExecIn>,
+  ctx: ToolContext,
+): Promise<ToolResult | CreateTaskResult> {
   const base: Obj = { src: a.src, mode: a.mode ?? "run", position: a.position ?? "value" };
   if (a.elide) base.elide = a.elide;
   if (a.background) {
-    return await kernelResult(async () =>
-      handleResult(await ctx.link.call<Obj>("exec", { ...base, async: true }), null)
-    );
+    let h: Obj;
+    try {
+      h = await ctx.link.call<Obj>("exec", { ...base, async: true });
+    } catch (e) {
+      if (e instanceof RpcError) return await kernelResult(() => Promise.reject(e), "exec", a.src);
+      throw e;
+    }
+    return ctx.createTask ? await ctx.createTask(String(h.task)) : handleResult(h, null);
   }
   if (base.mode === "plan") {
     return await kernelResult(async () => toolOk(await ctx.link.call<Obj>("exec", base)));
@@ -73,6 +82,8 @@ async function runExec(a: z.infer<typeof ExecIn>, ctx: ToolContext): Promise<Too
   }
   if (typeof first.task !== "string") return toolOk(first);
   const task = first.task;
+  // A client with the tasks extension polls the task itself: hand it over now.
+  if (ctx.createTask) return await ctx.createTask(task);
   const cancel = () => {
     ctx.link.call("task.cancel", { task }).catch(() => {});
   };

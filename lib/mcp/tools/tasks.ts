@@ -31,7 +31,7 @@ async function runWait(a: z.infer<typeof WaitIn>, ctx: ToolContext): Promise<Too
     if (rec.timed_out) {
       return handleResult({ task, state: rec.state, timed_out: true }, Date.now() - t0);
     }
-    return await finished(ctx.link, rec, { task, state: rec.state });
+    return await finished(ctx.link, rec, { task, state: rec.state }, undefined, undefined, true);
   });
 }
 

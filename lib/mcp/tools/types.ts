@@ -6,6 +6,7 @@
 import type { z } from "zod";
 import type { KernelLink } from "../kernel_link.ts";
 import type { ToolResult } from "../result.ts";
+import type { CreateTaskResult } from "../tasks_ext.ts";
 
 /** A JSON object. */
 export type Obj = Record<string, unknown>;
@@ -18,6 +19,11 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Present when the request carried a progress token. */
   progress?: (elapsedMs: number, message: string) => Promise<void>;
+  /**
+   * Present when the client declared the tasks extension for this call: work that goes on past
+   * the first round answers with this task handle at once (`tasks_ext.ts`).
+   */
+  createTask?: (task: string) => Promise<CreateTaskResult>;
 }
 
 /** Tool annotations (MCP 2025-03-26+). */
@@ -39,5 +45,5 @@ export interface ToolDef {
   annotations: Annotations;
   /** The kernel method whose absence hides this tool from tools/list (see KernelLink.probe). */
   needs?: string;
-  run(args: Obj, ctx: ToolContext): Promise<ToolResult>;
+  run(args: Obj, ctx: ToolContext): Promise<ToolResult | CreateTaskResult>;
 }
