@@ -96,6 +96,7 @@ export async function finished(
   extra: Obj,
   elide?: unknown,
   src?: string,
+  sayWhose = false,
 ): Promise<ToolResult> {
   if (rec.state === "cancelled") {
     const done = { ...extra, task: rec.task, state: rec.state };
@@ -107,7 +108,7 @@ export async function finished(
       text: errorText(
         rec.error,
         src,
-        src === undefined ? `${rec.task} ended ${rec.state}.` : undefined,
+        sayWhose ? `${rec.task} ended ${rec.state}.` : undefined,
       ),
       extra: { task: rec.task, state: rec.state },
     });
