@@ -329,7 +329,7 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
       error: {
         code: RPC.PARSE_ERROR,
         message: e.msg,
-        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint },
+        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint, rewrites: e.rewrites },
       },
       cancelled: false,
     };

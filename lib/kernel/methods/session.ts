@@ -86,6 +86,7 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
       throw new RpcError(RPC.PARSE_ERROR, e.msg, {
         span: { start: e.span[0], end: e.span[1] },
         hint: e.hint,
+        rewrites: e.rewrites,
       });
     }
   }, false);
