@@ -68,8 +68,12 @@ export function errorText(e: RpcErrorObject, src?: string, lead?: string): strin
   switch (e.code) {
     case -32001: {
       out.push(`Parse error: ${e.message}${pointAt(src, data.span)}`);
-      if (hint) out.push(`hint: ${hint}`);
       const rw = rewritesOf(data);
+      // The hint may spell the rewrites out too; they are shown once, below, as resendable.
+      const hintLines = (hint ?? "").split("\n").filter((l) =>
+        l.trim() !== "" && !rw.some((r) => l.includes(r.src))
+      );
+      if (hintLines.length) out.push(`hint: ${hintLines.join("\n")}`);
       if (rw.length) {
         out.push("Resend as:");
         for (const r of rw) {

@@ -156,6 +156,11 @@ Deno.test("text twins an agent can act on in one call", opts, async (t) => {
       assertMatch(text(p), /^Parse error: shoal has no pipe operator \(at line 1, column 8\)\n/);
       assertMatch(text(p), /\n {2}ls -la \| head -3\n {9}\^\n/);
       assertMatch(text(p), /\nhint: .*sh \{/);
+      // The kernel's rewrites, once each, as source to send back.
+      assertMatch(text(p), /\nResend as:\n {2}native: \S.*\n {2}sh: sh \{ ls -la \| head -3 \}\n/);
+      assertEquals(text(p).split("head -3 }").length, 2);
+      const again = await exec(m, /native: (.*)/.exec(text(p))![1]);
+      assertEquals(again.isError, false, `the native rewrite runs: ${text(again)}`);
       assertMatch(text(p), /Nothing ran\.$/);
       const arg = await call(m, "shoal_exec", { src: 1 });
       assertEquals(arg.isError, true);
