@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { Client } from "mcp-sdk-1.32/client/index.js";
 import { StdioClientTransport } from "mcp-sdk-1.32/client/stdio.js";
 import { TRIAL_ENV } from "./tasks.ts";
+import { spawnKernel } from "../_kernel.ts";
 
 /** The servers a trial can use. */
 export type ServerName = "shoal" | "bash";
@@ -73,35 +74,9 @@ async function installPeer(dir: string): Promise<string> {
   return bin;
 }
 
-async function startKernel(dir: string, ws: string): Promise<Deno.ChildProcess> {
-  const socket = join(dir, "k.sock");
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      ...DENO_RUN,
-      root("main.ts"),
-      "kernel",
-      "--socket",
-      socket,
-      "--state-dir",
-      join(dir, "state"),
-    ],
-    cwd: ws,
-    env: { ...Deno.env.toObject(), ...TRIAL_ENV },
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes("shoal-kernel: ready")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`kernel exited before ready: ${seen}`);
-    seen += value;
-  }
-  (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })().catch(() => {});
-  return child;
+function startKernel(dir: string, ws: string): Promise<Deno.ChildProcess> {
+  const args = ["--socket", join(dir, "k.sock"), "--state-dir", join(dir, "state")];
+  return spawnKernel(args, ws, { ...Deno.env.toObject(), ...TRIAL_ENV });
 }
 
 /** Start `server` for a trial in `dirs` and connect a host-like client to it. */

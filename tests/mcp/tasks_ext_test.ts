@@ -47,21 +47,32 @@ function meta(declare: boolean): Obj {
 /** A way to talk in one era, declaring the extension or not. */
 interface Speaker {
   label: string;
-  open(): Promise<RawMcp>;
   call(c: RawMcp, method: string, params: Obj): Promise<Obj>;
 }
 
 const modern = (declare: boolean): Speaker => ({
   label: `2026-07-28 ${declare ? "declaring" : "not declaring"}`,
-  open: () => Promise.resolve(null as unknown as RawMcp),
   call: (c, method, params) => c.request(method, { ...params, _meta: meta(declare) }),
 });
 
 const legacy = (declare: boolean): Speaker => ({
   label: `2025-11-25 ${declare ? "declaring" : "not declaring"}`,
-  open: () => Promise.resolve(null as unknown as RawMcp),
   call: (c, method, params) => c.request(method, params),
 });
+
+/** Poll `tasks/get` (as the specification has clients do) until the task leaves `working`. */
+async function settled(s: Speaker, c: RawMcp, taskId: string): Promise<Any> {
+  let last: Any = null;
+  await waitFor(
+    async () => {
+      last = (await s.call(c, "tasks/get", { taskId })).result;
+      return last.status !== "working";
+    },
+    20_000,
+    `${taskId} to settle`,
+  );
+  return last;
+}
 
 async function handshake(c: RawMcp, era: "modern" | "legacy", declare: boolean): Promise<Obj> {
   if (era === "modern") {
@@ -124,16 +135,7 @@ Deno.test(
             parse(GetTaskResultV2Schema, g.result, "GetTaskResult (working)");
             assertEquals((g.result as Any).status, "working");
             assertEquals((g.result as Any).resultType, "complete");
-            let done: Any = null;
-            await waitFor(
-              async () => {
-                const p = await declaring.call(c, "tasks/get", { taskId: task.taskId });
-                done = p.result;
-                return done.status !== "working";
-              },
-              20_000,
-              "task completion",
-            );
+            const done = await settled(declaring, c, task.taskId);
             parse(GetTaskResultV2Schema, done, "GetTaskResult (completed)");
             assertEquals(done.status, "completed");
             assertEquals(done.result.isError, false);
@@ -156,15 +158,7 @@ Deno.test(
               arguments: { src: "sleep 400ms; 1 / 0" },
             });
             const id = (r.result as Any).taskId;
-            let done: Any = null;
-            await waitFor(
-              async () => {
-                done = (await declaring.call(c, "tasks/get", { taskId: id })).result;
-                return done.status !== "working";
-              },
-              20_000,
-              "failing task",
-            );
+            const done = await settled(declaring, c, id);
             parse(GetTaskResultV2Schema, done, "GetTaskResult (tool error)");
             assertEquals(done.status, "completed");
             assertEquals(done.result.isError, true);
@@ -182,15 +176,7 @@ Deno.test(
             parse(UpdateTaskResultV2Schema, u.result, "UpdateTaskResult");
             const x = await declaring.call(c, "tasks/cancel", { taskId: id });
             parse(CancelTaskResultV2Schema, x.result, "CancelTaskResult");
-            let st: Any = null;
-            await waitFor(
-              async () => {
-                st = (await declaring.call(c, "tasks/get", { taskId: id })).result;
-                return st.status !== "working";
-              },
-              20_000,
-              "cancelled task",
-            );
+            const st = await settled(declaring, c, id);
             parse(GetTaskResultV2Schema, st, "GetTaskResult (cancelled)");
             assertEquals(st.status, "cancelled");
             for (const method of ["tasks/get", "tasks/cancel", "tasks/update"]) {
