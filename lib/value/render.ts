@@ -708,7 +708,8 @@ function block(v: Value, width: number, o: Opts): string {
       case "bytes":
         return renderBytesBlock(v, o);
       case "path":
-        return renderPath(o.cwd ? relPath(v.path, o.cwd) : v.path);
+        // A path on its own is shown whole (`pwd` must not say "."); inside rows it is relative.
+        return renderPath(v.path);
       case "error":
         return v.hint ? `${renderInline(v)}\nhint: ${v.hint}` : renderInline(v);
     }

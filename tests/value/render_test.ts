@@ -390,7 +390,8 @@ Deno.test("renderBlock: paths under cwd are shown relative to it", () => {
     "src/a.ts     10b",
     "/etc/hosts    5b",
   ]);
-  eq(renderBlock(new PathV("/work/p"), 80, { cwd: "/work/p" }), ".");
+  eq(renderBlock(new PathV("/work/p"), 80, { cwd: "/work/p" }), "/work/p"); // pwd says where
+  eq(renderBlock(list(new PathV("/work/p/a"), new PathV("/x")), 80, { cwd: "/work/p" }), "[a, /x]");
   eq(renderBlock(rec({ p: new PathV("/work/p/x") }), 80, { cwd: "/work/p/" }), "p: x");
   eq(relPath("/work/pp/x", "/work/p"), "/work/pp/x");
   eq(
