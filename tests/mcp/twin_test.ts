@@ -136,6 +136,23 @@ Deno.test("text twins an agent can act on in one call", opts, async (t) => {
       assertMatch(text(bad), /duration ago \("2h"/);
     });
 
+    await t.step("a task handle, a cancel and a wait read as sentences", async () => {
+      const h = await call(m, "shoal_exec", { src: "sleep 30s", background: true });
+      const task = sc(h).task;
+      assertEquals(
+        text(h),
+        `Started in the background as ${task}. Wait: shoal_wait {"task":"${task}"}. Stop: ` +
+          `shoal_cancel {"task":"${task}"}. Result when done: shoal://task/${task.slice(5)}/out.`,
+      );
+      const c = await call(m, "shoal_cancel", { task });
+      assertMatch(
+        text(c),
+        new RegExp(`^(Cancel requested: ${task} is cancelling|${task} has ended)`),
+      );
+      const w = await call(m, "shoal_wait", { task });
+      assertEquals(text(w), `${task} was cancelled; nothing more will run.`);
+    });
+
     await t.step("tool descriptions say defaults and what comes back, tightly", async () => {
       const { tools } = await m.client.listTools();
       const byName = new Map(tools.map((x) => [x.name, x]));

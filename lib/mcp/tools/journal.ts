@@ -62,7 +62,11 @@ const secs = (ns: unknown) =>
 /** One line per entry: when, how it went, how long, the source's first line. */
 function entryLine(e: Obj): string {
   const ts = typeof e.ts === "number" ? new Date(e.ts / 1e6).toISOString().slice(0, 19) : "?";
-  const how = e.ok === true ? "ok" : e.state === "running" ? "running" : `failed`;
+  const how = e.ok === true
+    ? "ok"
+    : typeof e.state === "string" && e.state !== ""
+    ? e.state
+    : "failed";
   const status = typeof e.status === "number" && e.status !== 0 ? ` (status ${e.status})` : "";
   const src = String(e.src ?? "").split("\n")[0];
   const cut = src.length > 100 ? src.slice(0, 99) + "…" : src;

@@ -2,17 +2,9 @@
 
 import { z } from "zod";
 import { toolOk, type ToolResult } from "../result.ts";
-import {
-  forward,
-  handleProps,
-  inlineProps,
-  kernelResult,
-  objectOut,
-  READS,
-  TaskId,
-} from "./common.ts";
+import { handleProps, inlineProps, kernelResult, objectOut, READS, TaskId } from "./common.ts";
 import { awaitTask, finished, handleResult, waitHint } from "./task_flow.ts";
-import type { ToolContext, ToolDef } from "./types.ts";
+import type { Obj, ToolContext, ToolDef } from "./types.ts";
 
 const WaitIn = z.strictObject({
   task: TaskId,
@@ -36,6 +28,19 @@ async function runWait(a: z.infer<typeof WaitIn>, ctx: ToolContext): Promise<Too
 }
 
 const CancelIn = z.strictObject({ task: TaskId });
+
+async function runCancel(a: z.infer<typeof CancelIn>, ctx: ToolContext): Promise<ToolResult> {
+  const task = a.task.startsWith("task:") ? a.task : `task:${a.task}`;
+  return await kernelResult(async () => {
+    const r = await ctx.link.call<Obj>("task.cancel", { task });
+    const done = ["cancelled", "completed", "failed"].includes(String(r.state));
+    const text = done
+      ? `${task} has ended (${r.state}).`
+      : `Cancel requested: ${task} is ${r.state}; shoal_wait {"task":"${task}"} reports when ` +
+        `it has stopped.`;
+    return toolOk(r, undefined, r, text);
+  }, "task.cancel");
+}
 
 /** The task family. */
 export const TASK_TOOLS: ToolDef[] = [
@@ -68,6 +73,6 @@ export const TASK_TOOLS: ToolDef[] = [
       idempotentHint: true,
       openWorldHint: false,
     },
-    run: forward("task.cancel"),
+    run: (a, ctx) => runCancel(a as z.infer<typeof CancelIn>, ctx),
   },
 ];
