@@ -92,6 +92,11 @@ export interface EvaluatorOptions {
   cancel?: Int32Array;
   /** REPL mode: `it`/`out` are bound after each evaluation. */
   repl?: boolean;
+  /**
+   * The host's state directory (kernel `--state-dir`, the CLI's default): `rm`'s trash lives
+   * in `<stateDir>/trash`, surviving reboots. Null or absent: a private temp directory.
+   */
+  stateDir?: string | null;
 }
 
 /** State of a spawned task (`TaskV.impl`). */
@@ -152,6 +157,8 @@ export class Evaluator implements Interp {
    */
   onUserEmit: ((channel: string, payload: Value) => void) | null = null;
   repl: boolean;
+  /** The host's state directory (see `EvaluatorOptions.stateDir`), or null. */
+  readonly stateDir: string | null;
   private cwdPath: string;
   private readonly envMap: EnvMap;
   private cancelFlag: Int32Array | null;
@@ -167,6 +174,7 @@ export class Evaluator implements Interp {
     this.envMap = new EnvMap(Object.entries(opts.env ?? Deno.env.toObject()));
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
+    this.stateDir = opts.stateDir ?? null;
     this.root = new Scope(null);
     if (this.repl) {
       // `it`/`out` exist from the first line on (null / no results yet).
@@ -254,6 +262,7 @@ export class Evaluator implements Interp {
       env: Object.fromEntries(this.envMap),
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
+      stateDir: this.stateDir,
     };
   }
 

@@ -7,8 +7,7 @@
  * @module
  */
 
-import { join } from "node:path";
-import { socketPath, validSocketSession } from "../client/discovery.ts";
+import { defaultStateDir, socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
 import { startKernel } from "./server.ts";
@@ -94,13 +93,7 @@ export function parseKernelArgs(args: string[]): KernelArgs {
   return out;
 }
 
-/** The default state directory (protocol §2.3). */
-export function defaultStateDir(): string {
-  const xdg = Deno.env.get("XDG_STATE_HOME");
-  if (xdg) return join(xdg, "shoal");
-  const home = Deno.env.get("HOME");
-  return home ? join(home, ".local", "state", "shoal") : join(Deno.cwd(), "shoal");
-}
+export { defaultStateDir };
 
 /** Run the kernel until a signal; returns the process exit code. */
 export async function kernelMain(args: string[]): Promise<number> {

@@ -119,6 +119,11 @@ export class KernelJournal {
     return this.store.cas.dir;
   }
 
+  /** The state directory itself (a temp one for an ephemeral kernel): the trash is below it. */
+  get stateDir(): string {
+    return this.store.stateDir;
+  }
+
   /** Who submitted a task. */
   principalOf(t: Task): string {
     return this.#principals.get(t) ?? localPrincipal();

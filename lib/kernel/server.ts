@@ -121,6 +121,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
           journal,
           memoryMb: opts.sessionMemoryMb,
           runDir,
+          // `rm`'s trash lives under it (issue 13): durable, never in /tmp.
+          stateDir: journal?.stateDir ?? opts.stateDir ?? null,
         });
         hosts.add(h);
         p = h.ready().then(() => h);

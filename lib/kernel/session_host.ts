@@ -55,6 +55,8 @@ export interface SessionInit {
   memoryMb?: number;
   /** A private directory for the cancel-slot file (null: local flags only). */
   runDir?: string | null;
+  /** The kernel's state directory: the session's `rm` trash is below it (issue 13). */
+  stateDir?: string | null;
 }
 
 /** SIGKILL a child process group of a dead session (it is no longer there to do it). */
@@ -152,6 +154,7 @@ export class SessionHost {
       cgroup: this.#cgroup?.path ?? null,
       cwd: this.init.cwd,
       env: this.init.env,
+      stateDir: this.init.stateDir ?? null,
       journal: this.init.journal
         ? { casDir: this.init.journal.casDir, intake: this.#intakeFor(this.init.journal) }
         : null,

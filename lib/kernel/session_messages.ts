@@ -25,6 +25,8 @@ export interface InitMsg {
   cgroup?: string | null;
   cwd: string;
   env: Record<string, string>;
+  /** The kernel's state directory (the evaluator's trash is below it), or null. */
+  stateDir?: string | null;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */
   journal?: JournalInit | null;
   /**

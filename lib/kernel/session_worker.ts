@@ -141,6 +141,7 @@ async function init(m: InitMsg): Promise<void> {
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
+    stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
         // A command's statement value shows what a terminal would: its output text.

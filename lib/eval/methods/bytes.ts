@@ -10,6 +10,7 @@ import { BytesV, ListV, type Value } from "../../value/types.ts";
 import type { MethodArgs, MethodTable } from "../method_types.ts";
 import { arity, guardReceiver } from "./args.ts";
 import { splitLines } from "./str.ts";
+import { doc } from "../docs.ts";
 
 const LOSSY = new TextDecoder("utf-8", { ignoreBOM: true });
 
@@ -23,13 +24,17 @@ function size(name: string) {
 
 /** Bytes methods by name (receiver: bytes). */
 export const BYTES_METHODS: MethodTable = guardReceiver("bytes", (v) => v instanceof BytesV, {
-  len: size("len"),
-  count: size("count"),
-  is_empty: size("is_empty"),
-  lines: (_ip, recv, args) => {
-    arity("lines", args, 0, 0);
-    return new ListV(splitLines(LOSSY.decode((recv as BytesV).data)));
-  },
+  len: doc(".len() -> int", "number of bytes", size("len")),
+  count: doc(".count() -> int", "number of bytes", size("count")),
+  is_empty: doc(".is_empty() -> bool", "true when there are no bytes", size("is_empty")),
+  lines: doc(
+    ".lines() -> list<str>",
+    "the text's lines (decoded as UTF-8, lossily)",
+    (_ip, recv, args) => {
+      arity("lines", args, 0, 0);
+      return new ListV(splitLines(LOSSY.decode((recv as BytesV).data)));
+    },
+  ),
 });
 
 /** The bytes method names (for did-you-mean); `stream` lives in the stream layer. */
