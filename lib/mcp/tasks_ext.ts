@@ -47,6 +47,11 @@ function paramsDeclare(params: unknown): boolean {
   return isObj(params) && isObj(params._meta) && capsDeclare(params._meta[CLIENT_CAPS_META]);
 }
 
+/** Whether a `subscriptions/listen` asks for task status notifications. */
+function asksTaskIds(params: unknown): boolean {
+  return isObj(params) && isObj(params.notifications) && "taskIds" in params.notifications;
+}
+
 /** A `CreateTaskResult`: the seed state of a task. */
 export type CreateTaskResult = Obj & { resultType: "task"; taskId: string; status: string };
 
@@ -178,6 +183,18 @@ export class TasksWire implements Transport {
         if (this.initializeDeclared) this.#advertise.add(JSON.stringify(msg.id));
       } else if (msg.method === "server/discover" && "id" in msg && paramsDeclare(msg.params)) {
         this.#advertise.add(JSON.stringify(msg.id));
+      } else if (msg.method === "subscriptions/listen" && "id" in msg && asksTaskIds(msg.params)) {
+        // Task notifications need the capability (a declaring client gets none agreed: the
+        // acknowledgement lists no taskIds, which the specification allows).
+        if (!paramsDeclare(msg.params)) {
+          const e = missingCapability();
+          this.inner.send({
+            jsonrpc: "2.0",
+            id: msg.id,
+            error: { code: e.code, message: e.message, data: e.data },
+          } as JSONRPCMessage).catch((err) => this.onerror?.(err as Error));
+          return;
+        }
       }
       this.onmessage?.(m, extra);
     };

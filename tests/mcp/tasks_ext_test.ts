@@ -207,6 +207,16 @@ Deno.test(
             const e = await plain.call(p, "tasks/get", { taskId: res.structuredContent.task });
             assertEquals((e.error as Any)?.code, -32021);
             assertEquals((e.error as Any).data.requiredCapabilities, { extensions: { [EXT]: {} } });
+            if (era === "modern") {
+              const l = await plain.call(p, "subscriptions/listen", {
+                notifications: { taskIds: [res.structuredContent.task] },
+              });
+              assertEquals(
+                (l.error as Any)?.code,
+                -32021,
+                "task notifications need the capability",
+              );
+            }
           });
         } finally {
           await p.close();
