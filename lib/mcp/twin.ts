@@ -121,14 +121,45 @@ export function pagingLine(ref: unknown, more: unknown): string | null {
   return `Read on: shoal_get ${JSON.stringify(args)}`;
 }
 
-/** Whether a wire value is what `rm` returns: records of `{path, trash}`. */
-export function isTrashReceipt(value: unknown): boolean {
+/** Rows of what `rm` returns (records with `path` and `trash`), as plain strings; else null. */
+function trashRows(value: unknown): Array<Record<string, string>> | null {
   let v = value;
   if (isObj(v) && v.$ === "outcome") v = v.out;
-  if (!isObj(v)) return false;
-  if (v.$ === "table" && isObj(v.cols)) return "trash" in v.cols && "path" in v.cols;
-  if (v.$ === "list" && Array.isArray(v.v) && v.v.length > 0) {
-    return v.v.every((r) => isObj(r) && r.$ === "record" && isObj(r.v) && "trash" in r.v);
-  }
-  return false;
+  if (!isObj(v)) return null;
+  const text = (w: unknown) => (isObj(w) && typeof w.v === "string" ? w.v : null);
+  const rows: Array<Record<string, string>> = [];
+  if (v.$ === "table" && isObj(v.cols) && Array.isArray(v.cols.trash)) {
+    const cols = v.cols as Record<string, unknown[]>;
+    for (let i = 0; i < Number(v.n); i++) {
+      const r: Record<string, string> = {};
+      for (const k of Object.keys(cols)) r[k] = text(cols[k]?.[i]) ?? "";
+      rows.push(r);
+    }
+  } else if (v.$ === "list" && Array.isArray(v.v) && v.v.length > 0) {
+    for (const x of v.v) {
+      if (!isObj(x) || x.$ !== "record" || !isObj(x.v) || !("trash" in x.v)) return null;
+      const r: Record<string, string> = {};
+      for (const [k, w] of Object.entries(x.v)) r[k] = text(w) ?? "";
+      rows.push(r);
+    }
+  } else return null;
+  return rows.length && rows.every((r) => r.trash && r.path) ? rows : null;
+}
+
+/** Rows of `rm` results shown; the rest are counted. */
+const TRASH_ROWS = 20;
+
+/**
+ * What `rm` did, for a reader of text: each file and where in the trash it went (whole paths —
+ * a table at 80 columns would cut them), and how to bring them back. Null for other values.
+ */
+export function trashText(value: unknown): string | null {
+  const rows = trashRows(value);
+  if (!rows) return null;
+  const what = rows.length === 1 ? "1 path" : `${rows.length} paths`;
+  const them = rows.length === 1 ? "it" : "them";
+  const lines = [`Moved ${what} to the trash; \`undo\` puts ${them} back:`];
+  for (const r of rows.slice(0, TRASH_ROWS)) lines.push(`  ${r.path} → ${r.trash}`);
+  if (rows.length > TRASH_ROWS) lines.push(`  … ${rows.length - TRASH_ROWS} more`);
+  return lines.join("\n");
 }

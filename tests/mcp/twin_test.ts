@@ -112,8 +112,15 @@ Deno.test("text twins an agent can act on in one call", opts, async (t) => {
     await t.step("rm says where the file went and how to bring it back", async () => {
       const r = await exec(m, "rm notes.txt");
       const tx = text(r);
-      assertMatch(tx, /^Moved to the trash; `undo` puts it back:\npath\s+trash\n/);
-      assertMatch(tx, /\nnotes\.txt\s+\/\S+notes\.txt$/);
+      assertMatch(
+        tx,
+        /^Moved 1 path to the trash; `undo` puts it back:\n {2}\/\S+\/notes\.txt → \/\S+/,
+      );
+      const trash = /→ (\S+)/.exec(tx)![1];
+      assert((await Deno.stat(trash)).isFile, `the trash path ${trash} is real`);
+      const u = await exec(m, "undo");
+      assertEquals(u.isError, false);
+      assert((await Deno.stat(`${dir}/notes.txt`)).isFile, "undo put it back");
     });
 
     await t.step("journal: durations and RFC 3339 as well as ns; one line per entry", async () => {
