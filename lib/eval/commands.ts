@@ -333,14 +333,36 @@ export function callAlias(
   return runCmd(ev, { ...alias.cmd, span: s }, sc, valuesToWords(pos, named, s), false);
 }
 
-/** The session env plus this spawn's prefix assignments. */
-function spawnEnv(ev: Evaluator, cmd: CmdExpr | null): Record<string, string> {
+/** The session env plus this spawn's own assignments (`FOO=1 cmd`, `pty.open` env). */
+function spawnEnv(ev: Evaluator, extra: Iterable<[string, string]>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of ev.env()) env[k] = v;
   // Like a shell, children see the session cwd as $PWD (it follows cd and `with cwd:`).
   env.PWD = ev.cwd();
-  if (cmd) { for (const p of cmd.env) env[p.name] = p.value; }
+  for (const [k, v] of extra) env[k] = v;
   return env;
+}
+
+/**
+ * What a spawn of this session starts — the one decision every spawn goes through (captured
+ * commands and PTYs alike): the environment (the session's, `$PWD`, then `extraEnv`) and
+ * argv with the head resolved (Reef's `resolveProgram` hook; a plain PATH lookup against that
+ * env happens in lib/exec). May raise the resolver's language errors. The spawn gate (D-38)
+ * belongs here too.
+ */
+export async function resolveSpawn(
+  ev: Evaluator,
+  argv: ArgvItem[],
+  extraEnv: Iterable<[string, string]>,
+  span: Span,
+): Promise<{ argv: ArgvItem[]; env: Record<string, string> }> {
+  const env = spawnEnv(ev, extraEnv);
+  const head = argv[0];
+  if (ev.hooks.resolveProgram !== undefined && typeof head === "string" && !head.includes("/")) {
+    const program = await ev.hooks.resolveProgram(ev, head, env, span);
+    if (program !== null) argv = [program, ...argv.slice(1)];
+  }
+  return { argv, env };
 }
 
 /** Spawn through the process port and build the outcome (§9.2). */
@@ -357,13 +379,9 @@ export async function spawnOutcome(
     .join(" ");
   let r;
   try {
-    const env = spawnEnv(ev, cmd);
-    if (
-      ev.hooks.resolveProgram !== undefined && typeof argv[0] === "string" && !head.includes("/")
-    ) {
-      const program = await ev.hooks.resolveProgram(ev, head, env, span);
-      if (program !== null) argv = [program, ...argv.slice(1)];
-    }
+    const prefix = (cmd?.env ?? []).map((p): [string, string] => [p.name, p.value]);
+    let env: Record<string, string>;
+    ({ argv, env } = await resolveSpawn(ev, argv, prefix, span));
     r = await ev.withCancelSignal((signal) =>
       ev.ports.process.capture({
         argv,

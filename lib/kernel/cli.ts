@@ -10,7 +10,7 @@
 import { defaultStateDir, socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
-import { startKernel } from "./server.ts";
+import { startKernel, StateDirError } from "./server.ts";
 
 /** Usage text. */
 export const KERNEL_USAGE =
@@ -121,11 +121,12 @@ export async function kernelMain(args: string[]): Promise<number> {
       ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
     });
   } catch (e) {
-    if (e instanceof ListenError) {
-      console.error(`shoal-kernel: ${e.message}`);
-      return 1;
-    }
-    throw e;
+    // One line, no stack trace: what failed and what to do (issue 19).
+    const msg = e instanceof ListenError || e instanceof StateDirError
+      ? e.message
+      : `cannot start: ${(e as Error)?.message ?? e}`;
+    console.error(`shoal-kernel: ${msg.replaceAll("\n", " ")}`);
+    return 1;
   }
   const stop = () => void kernel.close();
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];

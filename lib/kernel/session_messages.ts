@@ -7,7 +7,14 @@
 import type { More } from "./paged_render.ts";
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
-import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import type {
+  JournalDone,
+  JournalInit,
+  JournalNote,
+  JReplyMsg,
+  JReqMsg,
+} from "./journal_messages.ts";
+import type { PtyNotice } from "./pty_session.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -34,6 +41,11 @@ export interface InitMsg {
    * its transcript events and logs each with its exec (issue 7, D-20).
    */
   transcriptSeq?: number;
+  /**
+   * The first transcript number this worker gives (`out:N`): one past every ref this session
+   * handed out before — in an earlier worker or an earlier kernel — so none is ever reused.
+   */
+  firstOut?: number;
 }
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
@@ -56,11 +68,14 @@ export interface CancelMsg {
   task: number;
 }
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, names). */
+/** Request kinds the session answers (`pty`: the session's PTYs, session_ptys.ts). */
+export type RequestKind = "value.get" | "env" | "cwd" | "pty";
+
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty). */
 export interface RequestMsg {
   t: "req";
   rid: number;
-  kind: "value.get" | "env" | "cwd";
+  kind: RequestKind;
   params: Record<string, unknown>;
 }
 
@@ -132,8 +147,18 @@ export type DoneMsg =
     | {
       ok: true;
       n: number;
-      /** `more`: where a cut render goes on (`paged_render.ts`). */
-      result: { ref: string; uri: string; value: unknown; render: string; more?: More };
+      /**
+       * `more`: where a cut render goes on (`paged_render.ts`); `journal`: added on the main
+       * thread when the record is not whole (issue 19).
+       */
+      result: {
+        ref: string;
+        uri: string;
+        value: unknown;
+        render: string;
+        more?: More;
+        journal?: JournalNote;
+      };
       summary: TranscriptSummary;
       /** Its `session.transcript` event as the worker numbered and logged it (journaling). */
       transcript?: { seq: number; ts: number };
@@ -176,8 +201,15 @@ export interface PongMsg {
   n: number;
 }
 
+/** Worker → main: a PTY's screen changed, its program exited, or it was closed. */
+export interface PtyNoticeMsg {
+  t: "pty";
+  notice: PtyNotice;
+}
+
 /** Everything a session process sends. */
 export type FromWorker =
+  | PtyNoticeMsg
   | PongMsg
   | ReadyMsg
   | DoneMsg

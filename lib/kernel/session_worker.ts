@@ -1,8 +1,9 @@
 /**
  * The session process of one named session (architecture: "sessions never share a thread with
- * the kernel"; issue 16: nor a process). It owns the evaluator and the transcript (`out:N`), runs
- * the execs the kernel hands it one at a time, and answers `value.get`, `env` and `cwd` requests
- * itself. Everything it sends back is bounded wire JSON or rendered text — never a value.
+ * the kernel"; issue 16: nor a process). It owns the evaluator, the transcript (`out:N`) and the
+ * session's PTYs (`session_ptys.ts`: their programs run inside the session's confinement), runs
+ * the execs the kernel hands it one at a time, and answers `value.get`, `env`, `cwd` and `pty`
+ * requests itself. Everything it sends back is bounded wire JSON or rendered text — never a value.
  *
  * It talks to the kernel over its stdin and stdout, one JSON message per line (`serveSession`);
  * nothing else in the process may write to stdout. Its memory, a spin and a crash stay inside
@@ -45,6 +46,7 @@ import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
+import { type PtyOp, SessionPtys } from "./session_ptys.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -55,6 +57,8 @@ const SINK_CAP = 65536;
 const SLICE_ROWS = 5000;
 
 let ev: Evaluator;
+/** The session's PTYs (pty.* requests; issue 17). */
+let ptys: SessionPtys;
 const transcript = new Map<number, Value>();
 let nextOut = 1;
 let lastCwd = "";
@@ -77,6 +81,8 @@ let diagText = "";
 
 /** The cgroup the kernel placed this process in alone (null: none, or not ours to sweep). */
 let ownCgroup: string | null = null;
+/** How long a command runs before the kernel hears of its process group. */
+const REPORT_CHILD_AFTER_MS = 25;
 /** Process groups of commands running now (spawned tasks' among them). */
 const liveGroups = new Set<number>();
 /** Whether the running exec started any command (no sweep is needed otherwise). */
@@ -87,7 +93,9 @@ let commandsRan = false;
  * running command's group — setsid escapers, daemons — so no process outlives its exec.
  */
 function sweepStrays(): void {
-  if (commandsRan && ownCgroup !== null) killStrays(ownCgroup, liveGroups);
+  if (!commandsRan || ownCgroup === null) return void (commandsRan = false);
+  // PTY programs (and their shells' jobs) are live work too (issue 17).
+  killStrays(ownCgroup, ptys.size > 0 ? new Set([...liveGroups, ...ptys.groups()]) : liveGroups);
   commandsRan = false;
 }
 
@@ -126,6 +134,7 @@ function cancellableSleep(ms: number): Promise<void> {
 async function init(m: InitMsg): Promise<void> {
   // Journal (issue 7): this worker opens the shared content store itself.
   sessionName = m.session;
+  nextOut = m.firstOut ?? 1;
   if (m.journal) {
     journal = await SessionJournal.open(m.journal, post);
     const i = m.journal.intake;
@@ -170,15 +179,23 @@ async function init(m: InitMsg): Promise<void> {
             bin_hash: "",
             argv0: typeof argv0 === "string" ? argv0 : lossy.decode(argv0),
           });
-          // Report the child's process group while it runs (task.suspend/resume on main).
+          // Report the child's process group to the kernel (task.suspend/resume, and killing
+          // it should this process die) once it has run for a moment: most commands end
+          // sooner, and two messages per spawn cost the kernel a wake-up each.
           const task = current?.task ?? 0;
           let pgid = 0;
+          let reported = false;
+          let reportTimer: ReturnType<typeof setTimeout> | undefined;
           const onSpawn = (pid: number) => {
             pgid = pid;
             liveGroups.add(pid);
             commandsRan = true;
             opts.onSpawn?.(pid);
-            if (task) post({ t: "child", task, pgid, live: true });
+            if (!task) return;
+            reportTimer = setTimeout(() => {
+              reported = true;
+              post({ t: "child", task, pgid, live: true });
+            }, REPORT_CHILD_AFTER_MS);
           };
           // Journal (issue 7): stdout beyond the capture cap spills into the content store.
           const spill = journal ? journal.spillOptions(opts) : {};
@@ -188,7 +205,8 @@ async function init(m: InitMsg): Promise<void> {
             (r) => journal ? journal.ingestSpill(r) : r,
           ).finally(() => {
             liveGroups.delete(pgid);
-            if (task && pgid) post({ t: "child", task, pgid, live: false });
+            clearTimeout(reportTimer);
+            if (reported) post({ t: "child", task, pgid, live: false });
           });
         },
       },
@@ -200,6 +218,7 @@ async function init(m: InitMsg): Promise<void> {
     const wire = elide(payload, `shoal://events/${channel}`, resolveBudget(null), outcomeOut);
     post({ t: "emit", channel, payload: wire });
   };
+  ptys = new SessionPtys(ev, (notice) => post({ t: "pty", notice }));
   lastCwd = ev.cwd();
   lastFacts = facts();
   factsAt = ev.factsVersion();
@@ -607,6 +626,7 @@ async function answer(m: RequestMsg): Promise<void> {
   try {
     let result: unknown;
     if (m.kind === "value.get") result = await valueGet(m.params);
+    else if (m.kind === "pty") result = await ptys.handle(m.params as PtyOp);
     else if (m.kind === "env") result = envView();
     else result = { display: ev.cwd() };
     post({ t: "reply", rid: m.rid, ok: true, result });

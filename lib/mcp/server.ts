@@ -79,6 +79,20 @@ function listenInspector(subs: Subscriptions): (m: JSONRPCMessage) => Promise<vo
   };
 }
 
+/**
+ * The first tool result after the session restarted under the facade (its kernel was lost)
+ * says so, and which refs are gone, before anything else (issue 19).
+ */
+function withRestartNotice(r: ToolResult, link: KernelLink): ToolResult {
+  const n = link.takeRestartNotice();
+  if (n === null) return r;
+  return {
+    ...r,
+    content: [{ type: "text", text: n.message }, ...r.content],
+    structuredContent: { ...(r.structuredContent ?? {}), session_restarted: n },
+  };
+}
+
 /** Build one MCP server instance (the factory is called once per connection era). */
 function buildServer(
   link: KernelLink,
@@ -138,7 +152,8 @@ function buildServer(
     };
     try {
       const r = await tool.run(v.args, tc);
-      return ("content" in r ? forVersion(r as ToolResult, version) : r) as never;
+      if (!("content" in r)) return r as never; // a CreateTaskResult (tasks extension)
+      return forVersion(withRestartNotice(r as ToolResult, link), version) as never;
     } catch (e) {
       throw protocolError(e);
     }
@@ -233,12 +248,14 @@ export async function mcpMain(args: string[]): Promise<number> {
     await link.client(); // connect and attach before reading stdin
     await link.probe();
   } catch (e) {
-    const msg = e instanceof RpcError
-      ? `kernel refused session.attach (${e.code}): ${e.message}`
-      : (e as Error).message;
-    log(msg);
-    await link.close();
-    return 1;
+    if (!(e instanceof RpcError)) {
+      log((e as Error).message); // no kernel to be had (or not one of ours): nothing to serve
+      await link.close();
+      return 1;
+    }
+    // The kernel is there but refused the attach: serve anyway, and each call retries and
+    // reports the kernel's error to the host (rather than the host seeing the facade vanish).
+    log(`kernel refused session.attach (${e.code}): ${e.message}; each call will retry`);
   }
   let server: Server | null = null;
   const notify = (uri: string, e: KernelEvent) => {

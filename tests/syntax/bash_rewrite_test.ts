@@ -253,3 +253,60 @@ Deno.test("a huge source is not rewritten (bounded work)", () => {
   assert(!r.ok && r.error instanceof ParseError);
   assertEquals(r.error.rewrites, []);
 });
+
+Deno.test("fuzz: on random shell-shaped sources every rewrite offered parses", () => {
+  const pieces = [
+    "ls",
+    " | ",
+    "wc -l",
+    "$HOME",
+    "$(",
+    ")",
+    "`",
+    "2>&1",
+    "<<EOF\n",
+    "EOF\n",
+    "\n",
+    "; do ",
+    "for f in *.txt; do ",
+    "done",
+    "echo ",
+    "'",
+    '"',
+    "{",
+    "}",
+    "export A=",
+    "cat f",
+    "|",
+    "&&",
+    ";",
+    "${X:-y}",
+    "<<<",
+    "head -3",
+    "grep -v x",
+    "let x = ",
+    "(",
+    "[",
+    "]",
+    "jq .a",
+    " ",
+    "\\",
+  ];
+  let seed = 13;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  let offered = 0;
+  for (let i = 0; i < 3000; i++) {
+    let src = "";
+    for (let j = 0, k = 1 + rand(8); j < k; j++) src += pieces[rand(pieces.length)];
+    const r = tryParse(src);
+    if (r.ok) continue;
+    for (const w of r.error.rewrites) {
+      offered++;
+      assert(tryParse(w.src).ok, `${JSON.stringify(src)} → ${JSON.stringify(w.src)}`);
+    }
+  }
+  assert(offered > 100, `only ${offered} rewrites offered`);
+});

@@ -5,6 +5,7 @@
  * @module
  */
 
+import { RPC, RpcError } from "../../client/errors.ts";
 import type { Subscription } from "../event_bus.ts";
 import { invalid, optUint, reqString } from "./params.ts";
 import { att, type Conn, type KernelServices, type P, type Register } from "./types.ts";
@@ -20,6 +21,16 @@ function validChannel(p: P, method: string): string {
   return ch;
 }
 
+/** A `pty.N` channel is readable only by the PTY's principal (D-14; else "unknown PTY"). */
+function checkPtyChannel(k: KernelServices, channel: string, conn: Conn): void {
+  const m = /^pty\.([1-9][0-9]*)$/.exec(channel);
+  if (m === null) return;
+  const a = att(conn);
+  if (!k.ptys.owns(`pty:${m[1]}`, a.session, a.principal)) {
+    throw new RpcError(RPC.UNKNOWN_PTY, "unknown or closed pty_id", { pty_id: `pty:${m[1]}` });
+  }
+}
+
 /** Add the events family; returns the live subscription count (for `kernel.stats`). */
 export function addEventMethods(add: Register, k: KernelServices): () => number {
   /** Per-connection subscriptions: channel → subscription (one per channel). */
@@ -32,6 +43,7 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
 
   add("events.read", async (p, conn) => {
     const channel = validChannel(p, "events.read");
+    checkPtyChannel(k, channel, conn);
     const since = p.since === undefined || p.since === null ? null : optUint(p, "since")!;
     const limit = optUint(p, "limit");
     // Durable channels read from the journal what the ring does not hold (D-20).
@@ -69,6 +81,7 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
 
   add("events.subscribe", (p, conn) => {
     const channel = validChannel(p, "events.subscribe");
+    checkPtyChannel(k, channel, conn);
     const since = p.since === undefined || p.since === null ? null : optUint(p, "since")!;
     const scope = att(conn).session.name;
     let subs = subsOf.get(conn);

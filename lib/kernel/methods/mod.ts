@@ -1,5 +1,5 @@
 /**
- * The kernel's method table (protocol §3–§10, §13, §14), one module per method family, each
+ * The kernel's method table (protocol §3–§14), one module per method family, each
  * registering into one table. Handlers validate params (`-32602` with a message that names the
  * field) and route work to session hosts; they own no language logic and no policy logic.
  *
@@ -10,6 +10,7 @@ import type { Methods } from "../connection.ts";
 import { addEventMethods } from "./events.ts";
 import { addExecMethods } from "./exec.ts";
 import { addJournalMethods } from "./journal.ts";
+import { addPtyMethods } from "./pty.ts";
 import { addSessionMethods } from "./session.ts";
 import { addTaskMethods } from "./tasks.ts";
 import { type Attachment, type KernelServices, registrar } from "./types.ts";
@@ -26,6 +27,7 @@ export function kernelMethods(k: KernelServices): Methods<Attachment> {
   addSessionMethods(add, k);
   addExecMethods(add, k);
   addTaskMethods(add, k);
+  addPtyMethods(add, k);
   const subscriptions = addEventMethods(add, k);
   addJournalMethods(add, k.journal ?? null); // blob.get, journal.query, journal.get (issue 7)
   // Diagnostics for tests and operators: live counters only, no session data.

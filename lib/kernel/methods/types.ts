@@ -10,6 +10,7 @@ import type { EventBus } from "../event_bus.ts";
 import type { KernelJournal } from "../kernel_journal.ts";
 import type { SessionHost } from "../session_host.ts";
 import type { TaskRegistry } from "../tasks.ts";
+import type { PtyRegistry } from "../pty_registry.ts";
 
 /** One connection's attachment. */
 export interface Attachment {
@@ -23,6 +24,8 @@ export interface Attachment {
 export interface KernelServices {
   bus: EventBus;
   tasks: TaskRegistry;
+  /** Which PTY belongs to which session and principal; the quota (issue 17). */
+  ptys: PtyRegistry;
   /** The journal and content store (null: this kernel keeps none). (issue 7) */
   journal?: KernelJournal | null;
   /** The named session, created (and started) on first use. */

@@ -351,3 +351,13 @@ export function tokens(src: string, start = 0, end = src.length): Tok[] {
   if (lx.owesBodies) throw new BashSyntax("a heredoc is not closed");
   return out;
 }
+
+/** Every token of `src`, or null when it is not shell the lexer can follow. */
+export function tryTokens(src: string): Tok[] | null {
+  try {
+    return tokens(src);
+  } catch (e) {
+    if (e instanceof BashSyntax) return null;
+    throw e;
+  }
+}

@@ -7,7 +7,7 @@
  * @module
  */
 
-import { BashSyntax, litText, type Part, type Redir, type Tok, tokens, type Word } from "./lex.ts";
+import { litText, type Part, type Redir, type Tok, tryTokens, type Word } from "./lex.ts";
 
 /** What the translator may ask about the surrounding Shoal program. */
 export interface Ctx {
@@ -280,13 +280,8 @@ function pipeline(sts: Stage[], ctx: Ctx): string | null {
  * as one method chain — or null.
  */
 export function valuePipeline(value: string, rest: string): string | null {
-  let toks: Tok[];
-  try {
-    toks = tokens(rest);
-  } catch (e) {
-    if (e instanceof BashSyntax) return null;
-    throw e;
-  }
+  const toks = tryTokens(rest);
+  if (toks === null) return null;
   const sts = stages(toks);
   if (sts === null) return null;
   const kind: Kind = /^\(?ls\b/.test(value) ? "table" : "lines";
@@ -354,13 +349,8 @@ function fedCommand(st: Stage, ctx: Ctx): string | null {
 
 /** A command region (a pipeline or one command) as Shoal, or null. */
 export function commandExpr(src: string, ctx: Ctx): Native | null {
-  let toks: Tok[];
-  try {
-    toks = tokens(src);
-  } catch (e) {
-    if (e instanceof BashSyntax) return null;
-    throw e;
-  }
+  const toks = tryTokens(src);
+  if (toks === null) return null;
   const sts = stages(toks);
   if (sts === null) return null;
   if (sts.length > 1) {
@@ -403,13 +393,8 @@ export function assignment(w: Word, ctx: Ctx): { name: string; value: string } |
 }
 
 function wordsOnly(src: string): Word[] | null {
-  try {
-    const toks = tokens(src);
-    return toks.every((t) => t.k === "word") ? (toks as Word[]) : null;
-  } catch (e) {
-    if (e instanceof BashSyntax) return null;
-    throw e;
-  }
+  const toks = tryTokens(src);
+  return toks !== null && toks.every((t) => t.k === "word") ? (toks as Word[]) : null;
 }
 
 /** The list a `for` loop walks: literal words, one glob, `{a..b}` or `$(seq a b)`. */
@@ -437,13 +422,8 @@ function loopList(ws: Word[], ctx: Ctx): string | null {
 
 /** `for x in …; do …; done` → `for x in … { … }`, or null. */
 export function forLoop(src: string, ctx: Ctx): string | null {
-  let toks: Tok[];
-  try {
-    toks = tokens(src);
-  } catch (e) {
-    if (e instanceof BashSyntax) return null;
-    throw e;
-  }
+  const toks = tryTokens(src);
+  if (toks === null) return null;
   const word = (i: number) => (toks[i]?.k === "word" ? litText(toks[i] as Word) : null);
   if (word(0) !== "for" || toks[1]?.k !== "word" || word(2) !== "in") return null;
   const name = word(1);
