@@ -4,6 +4,7 @@
  * process boundary as values: the session answers with bounded wire JSON and rendered text.
  */
 
+import type { More } from "./paged_render.ts";
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
 import type {
@@ -165,8 +166,18 @@ export type DoneMsg =
     | {
       ok: true;
       n: number;
-      /** `journal`: added on the main thread when the record is not whole (issue 19). */
-      result: { ref: string; uri: string; value: unknown; render: string; journal?: JournalNote };
+      /**
+       * `more`: where a cut render goes on (`paged_render.ts`); `journal`: added on the main
+       * thread when the record is not whole (issue 19).
+       */
+      result: {
+        ref: string;
+        uri: string;
+        value: unknown;
+        render: string;
+        more?: More;
+        journal?: JournalNote;
+      };
       summary: TranscriptSummary;
       /** Its `session.transcript` event as the worker numbered and logged it (journaling). */
       transcript?: { seq: number; ts: number };
