@@ -37,6 +37,11 @@ SUBCOMMANDS.set(
   "__session",
   async () => (await import("./lib/kernel/session_worker.ts")).serveSession(),
 );
+// A confined session's launcher (issue 16): confines itself, then execs the session process.
+SUBCOMMANDS.set(
+  "__sandbox",
+  async (args) => (await import("./lib/exec/sandbox_launcher.ts")).sandboxMain(args),
+);
 SUBCOMMANDS.set("mcp", async (args) => (await import("./lib/mcp/mod.ts")).mcpMain(args));
 // Journal, retention and undo over the state directory (issue 7).
 SUBCOMMANDS.set(

@@ -32,6 +32,15 @@ export interface AttachResult {
     token_caps: string[];
     opaque: "allow" | "deny" | "approval_required";
     note?: string;
+    /** §11.6 per-dimension enforcement for this principal on this host (issue 16). */
+    filesystem_enforced?: boolean;
+    network_enforced?: boolean;
+    spawn_exec_enforced?: boolean;
+    /** The kernel socket (every Unix socket) cannot be reached from the session. */
+    kernel_socket_unreachable?: boolean;
+    landlock_abi?: number;
+    /** What is in force, granted, widened or missing, in sentences. */
+    detail?: string;
   };
   cwd: { display: string; raw?: string };
   env_hash: string;

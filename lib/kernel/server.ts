@@ -16,6 +16,7 @@ import { SessionHost } from "./session_host.ts";
 import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
+import type { SandboxSpec } from "../exec/sandbox_spec.ts";
 
 /** Options of `startKernel`. */
 export interface KernelOptions {
@@ -45,6 +46,13 @@ export interface KernelOptions {
   sessionMemoryMb?: number;
   /** Where connection-level faults are reported (default: stderr). */
   onError?: (e: unknown) => void;
+  /**
+   * What a principal's sessions may touch (issue 16): each session of a principal for which
+   * this returns a spec runs confined to it (Landlock, a socket filter, a private mount
+   * namespace); null means unconfined — the permissive local human. Leash supplies it from
+   * the principal's policy.
+   */
+  confinement?: (principal: string) => SandboxSpec | null;
 }
 
 /** Default bound on named sessions (each is a process). */
@@ -101,9 +109,23 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
     tasks,
     maxQueued: opts.maxQueued,
     journal,
-    session(name) {
+    session(name, principal) {
+      const sandbox = opts.confinement?.(principal) ?? null;
       let p = sessions.get(name);
-      if (!p) {
+      if (p) {
+        // A session runs under the confinement of the principal that created it: another
+        // principal's code must not run there under a sandbox that is not its own.
+        const key = JSON.stringify(sandbox);
+        p = p.then((h) => {
+          if (JSON.stringify(h.init.sandbox ?? null) === key) return h;
+          throw new RpcError(
+            RPC.LEASH_DENIED,
+            `session ${JSON.stringify(name)} runs under another principal's confinement; ` +
+              "attach to a session of your own",
+            { session: name },
+          );
+        });
+      } else {
         // Each session is a process with its own heap: a bound keeps a careless or hostile
         // client from exhausting memory (D-31).
         const limit = opts.maxSessions ?? MAX_SESSIONS;
@@ -121,6 +143,15 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
           journal,
           memoryMb: opts.sessionMemoryMb,
           runDir,
+          sandbox,
+          places: {
+            state: [
+              ...(opts.stateDir ? [opts.stateDir] : []),
+              ...(journal ? [journal.casDir, journal.store.intakeDir] : []),
+            ],
+            runDir,
+            socket: bound.path,
+          },
         });
         hosts.add(h);
         p = h.ready().then(() => h);

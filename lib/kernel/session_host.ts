@@ -29,6 +29,8 @@ import {
 } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
 import { CancelSlots, SLOTS } from "./cancel_slots.ts";
+import type { SandboxSpec } from "../exec/sandbox_spec.ts";
+import { type KernelPlaces, SessionConfinement } from "./session_sandbox.ts";
 import {
   DEFAULT_SESSION_MEMORY_MB,
   describeExit,
@@ -55,6 +57,13 @@ export interface SessionInit {
   memoryMb?: number;
   /** A private directory for the cancel-slot file (null: local flags only). */
   runDir?: string | null;
+  /**
+   * What the session's principal may touch (issue 16): its process and everything it starts
+   * run confined to it. Null or absent: unconfined (the permissive local human).
+   */
+  sandbox?: SandboxSpec | null;
+  /** The kernel's private places a confined session must not see (with `sandbox`). */
+  places?: KernelPlaces;
 }
 
 /** SIGKILL a child process group of a dead session (it is no longer there to do it). */
@@ -102,8 +111,29 @@ export class SessionHost {
     readonly init: SessionInit,
   ) {
     this.#slots = CancelSlots.create(init.runDir ?? null, `session-${name}`);
+    this.confinement = init.sandbox && init.places
+      ? new SessionConfinement(init.sandbox, init.places, this.#slots.path)
+      : null;
+    if (this.confinement?.refused) {
+      const r = this.confinement.report;
+      this.#ready = Promise.reject(
+        new RpcError(
+          RPC.SANDBOX_UNENFORCEABLE,
+          `the hermetic policy needs ${r.missing.join(", ")} enforced, and this host cannot: ` +
+            r.detail.join("; "),
+          { missing: r.missing, detail: r.detail },
+        ),
+      );
+      this.#ready.catch(() => {});
+      this.#closed = true;
+      this.#slots.close(true);
+      return;
+    }
     this.#spawn();
   }
+
+  /** The session's OS confinement (null: unconfined). */
+  readonly confinement: SessionConfinement | null;
 
   /** The heap limit of this session's process, in MiB. */
   get memoryMb(): number {
@@ -124,20 +154,33 @@ export class SessionHost {
       onReady = resolve;
       onFail = reject;
     });
-    const proc = startSessionProcess({ memoryMb: this.memoryMb, label: this.name }, (line) => {
-      if (this.#proc !== proc) return; // a killed predecessor's last words
-      const m = JSON.parse(line) as FromWorker;
-      if (started) this.#onMessage(m);
-      else if (m.t === "ready") {
-        started = true;
-        this.facts = m.facts;
-        onReady();
-      }
-    });
+    // A confined start forks (bubblewrap) before the session runs: its cgroup is joined by the
+    // start itself. Otherwise the process is moved in below, before `init`.
+    const conf = this.confinement;
+    const early = conf?.joinsCgroup ? Cgroup.create("shoal-session") : null;
+    const wrap = conf?.confined
+      ? (argv: string[]) => conf.wrap(argv, early?.procsFile ?? null)
+      : undefined;
+    const proc = startSessionProcess(
+      { memoryMb: this.memoryMb, label: this.name, wrap },
+      (line) => {
+        if (this.#proc !== proc) return; // a killed predecessor's last words
+        const m = JSON.parse(line) as FromWorker;
+        if (started) this.#onMessage(m);
+        else if (m.t === "ready") {
+          started = true;
+          this.facts = m.facts;
+          onReady();
+        }
+      },
+    );
     this.#proc = proc;
     // Before `init`: the process runs nothing until then, so every descendant is inside.
-    const cg = Cgroup.create("shoal-session");
-    this.#cgroup = cg !== null && cg.adopt(proc.pid) ? cg : (cg?.remove(), null);
+    if (early !== null) this.#cgroup = early;
+    else {
+      const cg = Cgroup.create("shoal-session");
+      this.#cgroup = cg !== null && cg.adopt(proc.pid) ? cg : (cg?.remove(), null);
+    }
     void proc.status.then((st) => {
       if (this.#proc !== proc || this.#closed) return;
       const why = describeExit(st, this.memoryMb);

@@ -21,6 +21,8 @@ export interface SessionProcessOptions {
   env?: Record<string, string>;
   /** Names the process in the kernel's stderr (`shoal-kernel: session NAME: …`). */
   label: string;
+  /** Wraps the session's argv (a confined session starts through its sandbox launcher). */
+  wrap?: (argv: string[]) => string[];
 }
 
 /** A running session process. */
@@ -95,14 +97,15 @@ export function startSessionProcess(
   onLine: (line: string) => void,
 ): SessionProcess {
   const { exe, args } = sessionCommand();
+  const argv = opts.wrap ? opts.wrap([exe, ...args]) : [exe, ...args];
   const env: Record<string, string> = { ...(opts.env ?? Deno.env.toObject()) };
   const flags = (env.DENO_V8_FLAGS ?? "").split(",").filter((f) =>
     f !== "" && !f.startsWith("--max-old-space-size")
   );
   flags.push(`--max-old-space-size=${opts.memoryMb}`);
   env.DENO_V8_FLAGS = flags.join(",");
-  const child = new Deno.Command(exe, {
-    args,
+  const child = new Deno.Command(argv[0], {
+    args: argv.slice(1),
     cwd: "/",
     env,
     clearEnv: true,

@@ -10,7 +10,7 @@ import { type AttachResult, STATIC_CHANNELS } from "../../client/protocol.ts";
 import { parse, ParseError } from "../../syntax/mod.ts";
 import { ELIDE_DEFAULTS } from "../../value/elide.ts";
 import { complete } from "../complete.ts";
-import { availableTier } from "../tier.ts";
+import { sandboxCaps } from "../session_sandbox.ts";
 import { invalid, optBool, optString, optUint, reqString } from "./params.ts";
 import { att, type KernelServices, type P, type Register } from "./types.ts";
 
@@ -42,27 +42,25 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
     const c = (client ?? {}) as P;
     const kind = optString(c, "kind") ?? "";
     const tty = optBool(c, "tty") ?? false;
-    const session = await k.session(name);
     const principal = `uid:${Deno.uid() ?? 0}`;
+    const session = await k.session(name, principal);
     conn.attachment = { session, principal, tty, kind };
+    // What the OS enforces for this principal here, dimension by dimension (§11.6, D-33).
+    const sandbox = sandboxCaps(session.confinement);
     const result: AttachResult = {
       session: name,
       principal,
       caps: {
-        enforced: false,
-        tier: null,
-        available_tier: availableTier(),
+        ...sandbox,
         policy_principal: principal,
         profile: "local-human",
         token_caps: [],
         opaque: "allow",
-        note: "nothing is enforced yet: this kernel has no policy engine or sandbox; " +
-          "every effect runs with the kernel's own permissions",
       },
       cwd: { display: session.facts.cwd },
       env_hash: session.facts.env_hash,
       ast_version: 2,
-      caps_enforced: false,
+      caps_enforced: sandbox.enforced,
       elide_defaults: { ...ELIDE_DEFAULTS },
       channels: [...STATIC_CHANNELS],
     };

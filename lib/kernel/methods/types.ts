@@ -25,8 +25,11 @@ export interface KernelServices {
   tasks: TaskRegistry;
   /** The journal and content store (null: this kernel keeps none). (issue 7) */
   journal?: KernelJournal | null;
-  /** The named session, created (and started) on first use. */
-  session(name: string): Promise<SessionHost>;
+  /**
+   * The named session, created (and started) on first use — confined to what `principal` may
+   * touch; a session created by a principal under another confinement is refused.
+   */
+  session(name: string, principal: string): Promise<SessionHost>;
   /** Tasks that may wait per session (default `MAX_QUEUED`). */
   maxQueued?: number;
   /** Connections currently open (debug counters). */
