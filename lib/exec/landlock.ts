@@ -211,3 +211,17 @@ export function restrictSelf(rules: LandlockRules): Restricted {
   }
   return { abi, skipped, tcp, scoped };
 }
+
+const PR_SET_DUMPABLE = 4;
+
+/**
+ * Make this process non-dumpable: a process of the same user (its own children included) can
+ * then neither ptrace it nor open its `/proc/PID/fd`, `mem` or `environ` without
+ * CAP_SYS_PTRACE. A confined session calls it first thing — Landlock allows ptrace within a
+ * domain, and the session's stdout is its voice to the kernel. execve resets it, so each
+ * process must ask for itself. False when it could not be set.
+ */
+export function forbidInspection(): boolean {
+  const l = load();
+  return l !== null && l.prctl(PR_SET_DUMPABLE, 0n, 0n, 0n, 0n) === 0;
+}

@@ -20,16 +20,18 @@ import {
   suspend as suspendGroup,
 } from "../exec/mod.ts";
 import { STARTED, type Task } from "./tasks.ts";
+import { JournalProxy } from "./journal_proxy.ts";
 import {
   type DoneMsg,
   type FromWorker,
+  type InitMsg,
   type SessionFacts,
   type ToWorker,
   transcriptPayload,
 } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
 import { CancelSlots, SLOTS } from "./cancel_slots.ts";
-import type { SandboxSpec } from "../exec/sandbox_spec.ts";
+import { type SandboxSpec, SandboxSpecError } from "../exec/sandbox_spec.ts";
 import { type KernelPlaces, SessionConfinement } from "./session_sandbox.ts";
 import {
   DEFAULT_SESSION_MEMORY_MB,
@@ -111,29 +113,74 @@ export class SessionHost {
     readonly init: SessionInit,
   ) {
     this.#slots = CancelSlots.create(init.runDir ?? null, `session-${name}`);
-    this.confinement = init.sandbox && init.places
-      ? new SessionConfinement(init.sandbox, init.places, this.#slots.path)
-      : null;
+    let malformed: string | null = null;
+    this.confinement = null;
+    if (init.sandbox && init.places) {
+      // Where a confined session spills large captures before it stores them (through us).
+      this.#scratch = Deno.makeTempDirSync({ dir: init.places.runDir, prefix: `${name}.` });
+      try {
+        this.confinement = new SessionConfinement(
+          init.sandbox,
+          init.places,
+          this.#slots.path,
+          this.#scratch,
+        );
+      } catch (e) {
+        if (!(e instanceof SandboxSpecError)) throw e;
+        malformed = e.message;
+      }
+    }
+    if (malformed !== null) {
+      this.#refuse(
+        `the sandbox of this principal cannot be built: ${malformed}; fix its policy`,
+        { missing: [], detail: [malformed] },
+      );
+      return;
+    }
     if (this.confinement?.refused) {
       const r = this.confinement.report;
-      this.#ready = Promise.reject(
-        new RpcError(
-          RPC.SANDBOX_UNENFORCEABLE,
-          `the hermetic policy needs ${r.missing.join(", ")} enforced, and this host cannot: ` +
-            r.detail.join("; "),
-          { missing: r.missing, detail: r.detail },
-        ),
+      this.#refuse(
+        `the hermetic policy needs ${r.missing.join(", ")} enforced, and this host cannot: ` +
+          r.detail.join("; "),
+        { missing: r.missing, detail: r.detail },
       );
-      this.#ready.catch(() => {});
-      this.#closed = true;
-      this.#slots.close(true);
       return;
     }
     this.#spawn();
   }
 
+  /** This session never starts: its `ready()` rejects with `SANDBOX_UNENFORCEABLE`. */
+  #refuse(message: string, data: { missing: string[]; detail: string[] }): void {
+    this.#ready = Promise.reject(new RpcError(RPC.SANDBOX_UNENFORCEABLE, message, data));
+    this.#ready.catch(() => {});
+    this.#closed = true;
+    this.#slots.close(true);
+    this.#removeScratch();
+  }
+
   /** The session's OS confinement (null: unconfined). */
   readonly confinement: SessionConfinement | null;
+  /** A confined session's private spill directory. */
+  #scratch: string | null = null;
+  /** A confined session's journal, written by us on its behalf (issue 16). */
+  #proxy: JournalProxy | null = null;
+
+  #removeScratch(): void {
+    if (this.#scratch === null) return;
+    try {
+      Deno.removeSync(this.#scratch, { recursive: true });
+    } catch { /* already gone */ }
+  }
+
+  /** The init message's journal part: direct, or proxied for a confined session. */
+  #journalInit(j: KernelJournal): InitMsg["journal"] {
+    const intake = this.#intakeFor(j);
+    this.#proxy?.close();
+    this.#proxy = null;
+    if (!this.confinement?.confined) return { casDir: j.casDir, intake };
+    this.#proxy = new JournalProxy(j.store.cas, intake, this.name);
+    return { casDir: j.casDir, intake, proxied: { spillDir: this.#scratch! } };
+  }
 
   /** The heap limit of this session's process, in MiB. */
   get memoryMb(): number {
@@ -195,9 +242,8 @@ export class SessionHost {
       cgroup: this.#cgroup?.path ?? null,
       cwd: this.init.cwd,
       env: this.init.env,
-      journal: this.init.journal
-        ? { casDir: this.init.journal.casDir, intake: this.#intakeFor(this.init.journal) }
-        : null,
+      journal: this.init.journal ? this.#journalInit(this.init.journal) : null,
+      confined: conf?.confined === true,
       // A worker that crashed mid-exec may have logged that exec's event with the next seq:
       // its successor starts one past it (a gap at worst, never a seq used twice).
       transcriptSeq: this.bus.nextSeq(this.name, "session.transcript") +
@@ -388,6 +434,41 @@ export class SessionHost {
         else p.reject(new RpcError(m.error.code, m.error.message, m.error.data));
         return;
       }
+      case "intake": { // a confined session's exec log (issue 16)
+        const t = this.#running;
+        const j = this.init.journal;
+        const why = this.#proxy === null
+          ? "this session keeps its journal itself"
+          : this.#proxy.intake(m.line, t && j ? j.principalOf(t) : null);
+        if (why !== null) j?.afterExec(this.name, { warnings: [why], error: null });
+        return;
+      }
+      case "store": { // a confined session's content-store operation (issue 16)
+        const proxy = this.#proxy;
+        const rid = m.rid;
+        if (proxy === null) {
+          return this.#post({
+            t: "storer",
+            rid,
+            ok: false,
+            error: { code: "invalid", message: "this session opens the content store itself" },
+          });
+        }
+        void proxy.store(m.op).then(
+          (result) => this.#post({ t: "storer", rid, ok: true, result }),
+          (e) =>
+            this.#post({
+              t: "storer",
+              rid,
+              ok: false,
+              error: {
+                code: String((e as { code?: unknown }).code ?? "io_error"),
+                message: (e as Error)?.message ?? String(e),
+              },
+            }),
+        );
+        return;
+      }
       case "jreq": { // a language journal/undo head (issue 7)
         const j = this.init.journal;
         const t = this.#running;
@@ -491,6 +572,8 @@ export class SessionHost {
     }
     for (const p of this.#pending.values()) p.reject(new RpcError(err.code, err.message));
     this.#pending.clear();
+    this.#proxy?.close();
+    this.#proxy = null;
     this.init.journal?.abandonIntake(this.#intakeWorker);
     this.bus.publish(this.name, LIFECYCLE_CHANNEL, {
       state: "restarted",
@@ -542,6 +625,9 @@ export class SessionHost {
     await this.#proc.status;
     await this.#endCgroup(true);
     this.#slots.close(true);
+    this.#proxy?.close();
+    this.#proxy = null;
+    this.#removeScratch();
     for (const p of this.#pending.values()) {
       p.reject(new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down"));
     }

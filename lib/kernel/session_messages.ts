@@ -7,6 +7,7 @@
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
 import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import type { IntakeBegin, IntakeFinish, IntakeWhole } from "../store/mod.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -24,6 +25,8 @@ export interface InitMsg {
   cgroup?: string | null;
   cwd: string;
   env: Record<string, string>;
+  /** The process runs confined (issue 16): it makes itself non-dumpable first. */
+  confined?: boolean;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */
   journal?: JournalInit | null;
   /**
@@ -74,8 +77,14 @@ export interface PingMsg {
   n: number;
 }
 
+/** Main → worker: the answer to a {@link StoreMsg} (confined sessions; issue 16). */
+export type StoreReplyMsg =
+  | { t: "storer"; rid: number; ok: true; result: unknown }
+  | { t: "storer"; rid: number; ok: false; error: { code: string; message: string } };
+
 /** Everything the kernel sends. */
 export type ToWorker =
+  | StoreReplyMsg
   | InitMsg
   | ExecMsg
   | CancelMsg
@@ -172,8 +181,37 @@ export interface PongMsg {
   n: number;
 }
 
+/**
+ * Worker → main: one journal intake line for the kernel to write (a confined session cannot
+ * reach the intake; issue 16). Ordered before the exec's `done`.
+ */
+export interface IntakeMsg {
+  t: "intake";
+  line: IntakeBegin | IntakeFinish | IntakeWhole;
+}
+
+/** A content-store operation a confined session asks of the kernel (bytes as base64). */
+export type StoreOp =
+  | { op: "put"; b64: string; fsync: boolean }
+  | { op: "open"; fsync: boolean }
+  | { op: "chunk"; id: number; b64: string }
+  | { op: "close"; id: number }
+  | { op: "abort"; id: number }
+  | { op: "get"; ref: string }
+  | { op: "range"; ref: string; offset: number; length: number }
+  | { op: "refresh"; ref: string };
+
+/** Worker → main: a content-store operation (answered with {@link StoreReplyMsg}). */
+export interface StoreMsg {
+  t: "store";
+  rid: number;
+  op: StoreOp;
+}
+
 /** Everything a session process sends. */
 export type FromWorker =
+  | IntakeMsg
+  | StoreMsg
   | PongMsg
   | ReadyMsg
   | DoneMsg

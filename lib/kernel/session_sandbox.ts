@@ -64,7 +64,11 @@ function socketDirs(): string[] {
  * cancel-slot file (shared with the kernel: read-write, and bound back into the hidden run
  * directory).
  */
-export function sessionRuntimeNeeds(places: KernelPlaces, slots: string | null): RuntimeNeeds {
+export function sessionRuntimeNeeds(
+  places: KernelPlaces,
+  slots: string | null,
+  scratch: string | null,
+): RuntimeNeeds {
   const read: RuntimeGrant[] = [
     { path: realpath(Deno.execPath()), why: "the runtime binary" },
     { path: "/usr", why: "system programs, shared libraries (libc for FFI), time zones" },
@@ -95,6 +99,8 @@ export function sessionRuntimeNeeds(places: KernelPlaces, slots: string | null):
     { path: "/dev/pts", why: "terminals (PTYs)" },
   ];
   if (slots !== null) readWrite.push({ path: slots, why: "the session's cancel flags" });
+  if (scratch !== null) readWrite.push({ path: scratch, why: "the session's capture spills" });
+  const keep = [slots, scratch].filter((p): p is string => p !== null);
   const hide = [places.runDir, ...socketDirs(), ...places.state];
   return {
     read,
@@ -102,7 +108,7 @@ export function sessionRuntimeNeeds(places: KernelPlaces, slots: string | null):
     hide: [...new Set(hide.map(realpath))],
     // The kernel's own socket may sit in a directory the principal shares: mask the file.
     mask: [places.socket],
-    keep: slots ? [slots] : [],
+    keep,
   };
 }
 
@@ -111,17 +117,27 @@ export function planSessionSandbox(
   spec: SandboxSpec,
   places: KernelPlaces,
   slots: string | null,
+  scratch: string | null,
   home = Deno.env.get("HOME") ?? "/",
 ): SandboxPlan {
-  return planSandbox(lowerSpec(spec, home), sessionRuntimeNeeds(places, slots), hostSandbox());
+  return planSandbox(
+    lowerSpec(spec, home),
+    sessionRuntimeNeeds(places, slots, scratch),
+    hostSandbox(),
+  );
 }
 
 /** The confinement of one session: its plan, its report, how to start it. */
 export class SessionConfinement {
   readonly plan: SandboxPlan;
 
-  constructor(readonly spec: SandboxSpec, places: KernelPlaces, slots: string | null) {
-    this.plan = planSessionSandbox(spec, places, slots);
+  constructor(
+    readonly spec: SandboxSpec,
+    places: KernelPlaces,
+    slots: string | null,
+    scratch: string | null,
+  ) {
+    this.plan = planSessionSandbox(spec, places, slots, scratch);
   }
 
   /** What is in force (§11.6). */

@@ -45,6 +45,8 @@ import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
+import { ProxiedCas, ProxiedIntake } from "./journal_ports.ts";
+import { forbidInspection } from "../exec/landlock.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -66,6 +68,8 @@ let idleFlag: Int32Array;
 let journal: SessionJournal | null = null;
 /** Where this worker logs its execs for the journal (`exec_log.ts`). */
 let execLog: ExecLog | null = null;
+/** A confined session's content store, proxied by the kernel (issue 16). */
+let proxiedCas: ProxiedCas | null = null;
 /** The seq of this session's next `session.transcript` event (journaling workers number them). */
 let transcriptSeq = 0;
 let sessionName = "";
@@ -126,10 +130,20 @@ function cancellableSleep(ms: number): Promise<void> {
 async function init(m: InitMsg): Promise<void> {
   // Journal (issue 7): this worker opens the shared content store itself.
   sessionName = m.session;
+  // A confined session (issue 16): nothing it starts may inspect it or speak in its name.
+  if (m.confined && !forbidInspection()) {
+    console.error("cannot make the confined session non-dumpable: refusing to run");
+    Deno.exit(126);
+  }
   if (m.journal) {
-    journal = await SessionJournal.open(m.journal, post);
+    // Confined, it reaches neither store itself: the kernel writes for it (journal_ports.ts).
+    const proxied = m.journal.proxied;
+    proxiedCas = proxied ? new ProxiedCas(post, proxied.spillDir) : null;
+    journal = await SessionJournal.open(m.journal, post, proxiedCas ?? undefined);
     const i = m.journal.intake;
-    execLog = new ExecLog(new IntakeWriter(i.dir, i.token, i.worker));
+    execLog = new ExecLog(
+      proxied ? new ProxiedIntake(post) : new IntakeWriter(i.dir, i.token, i.worker),
+    );
     transcriptSeq = m.transcriptSeq ?? 0;
     // An exec that did something a crash must not hide has its running row logged first.
     journal.onEffect = () => execLog?.begun();
@@ -645,6 +659,8 @@ function dispatch(m: ToWorker): void {
       return void init(m);
     case "jreply":
       return journal?.reply(m);
+    case "storer":
+      return proxiedCas?.reply(m);
     case "exec":
       return void runExec(m);
     case "cancel":
