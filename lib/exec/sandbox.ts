@@ -234,12 +234,18 @@ export function planSandbox(
       scope: true,
     }
     : null;
+  // A directory beneath another hidden one is hidden with it (no mount point shows inside).
+  const hide = needs.hide.filter((d) =>
+    exists(d) && !needs.hide.some((o) => o !== d && beneath(d, o))
+  );
   const bwrap = host.bwrap === null || launch === null ? null : [
     host.bwrap,
     ...bwrapBase(),
-    ...needs.hide.flatMap((d) => exists(d) ? ["--tmpfs", d] : []),
+    ...hide.flatMap((d) => ["--tmpfs", d]),
     ...needs.mask.flatMap((f) => exists(f) ? ["--ro-bind", "/dev/null", f] : []),
     ...needs.keep.flatMap((f) => exists(f) ? ["--bind", f, f] : []),
+    // Read-only once the session's own files are bound in: nothing can be left there.
+    ...hide.flatMap((d) => ["--remount-ro", d]),
     "--",
   ];
   const enforced = fs && net && spawn && socketSafe;

@@ -244,6 +244,7 @@ export class SessionHost {
       env: this.init.env,
       journal: this.init.journal ? this.#journalInit(this.init.journal) : null,
       confined: conf?.confined === true,
+      pins: conf?.pins ?? null,
       // A worker that crashed mid-exec may have logged that exec's event with the next seq:
       // its successor starts one past it (a gap at worst, never a seq used twice).
       transcriptSeq: this.bus.nextSeq(this.name, "session.transcript") +

@@ -27,6 +27,8 @@ export interface InitMsg {
   env: Record<string, string>;
   /** The process runs confined (issue 16): it makes itself non-dumpable first. */
   confined?: boolean;
+  /** Spawn pins of a confined session (`spawn_pin.ts`; absent: nothing pinned). */
+  pins?: { grants: string[]; writable: string[] } | null;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */
   journal?: JournalInit | null;
   /**

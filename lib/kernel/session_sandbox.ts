@@ -17,7 +17,7 @@ import {
   type RuntimeNeeds,
   type SandboxPlan,
 } from "../exec/sandbox.ts";
-import { lowerSpec, type SandboxSpec } from "../exec/sandbox_spec.ts";
+import { type LoweredSpec, lowerSpec, type SandboxSpec } from "../exec/sandbox_spec.ts";
 
 /** Where a kernel keeps what its sessions must not touch. */
 export interface KernelPlaces {
@@ -113,31 +113,29 @@ export function sessionRuntimeNeeds(
 }
 
 /** Lower `spec` and plan its session's confinement on this host. */
-export function planSessionSandbox(
-  spec: SandboxSpec,
-  places: KernelPlaces,
-  slots: string | null,
-  scratch: string | null,
-  home = Deno.env.get("HOME") ?? "/",
-): SandboxPlan {
-  return planSandbox(
-    lowerSpec(spec, home),
-    sessionRuntimeNeeds(places, slots, scratch),
-    hostSandbox(),
-  );
-}
+
 
 /** The confinement of one session: its plan, its report, how to start it. */
 export class SessionConfinement {
   readonly plan: SandboxPlan;
+  readonly lowered: LoweredSpec;
 
+  /** Lower `spec` (`~` is the kernel's HOME) and plan it; throws `SandboxSpecError`. */
   constructor(
     readonly spec: SandboxSpec,
     places: KernelPlaces,
     slots: string | null,
     scratch: string | null,
+    home = Deno.env.get("HOME") ?? "/",
   ) {
-    this.plan = planSessionSandbox(spec, places, slots, scratch);
+    this.lowered = lowerSpec(spec, home);
+    this.plan = planSandbox(this.lowered, sessionRuntimeNeeds(places, slots, scratch));
+  }
+
+  /** What the session's spawn gate checks (null: nothing pinned). */
+  get pins(): { grants: string[]; writable: string[] } | null {
+    const l = this.lowered;
+    return l.pins.length === 0 ? null : { grants: l.pins, writable: [...l.write, ...l.delete] };
   }
 
   /** What is in force (§11.6). */

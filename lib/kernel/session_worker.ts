@@ -26,7 +26,7 @@ import { decodeWire, utf8Length } from "../value/wire.ts";
 import { jsonToValue } from "../value/json.ts";
 import { boundText } from "../client/bound_text.ts";
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
-import type { CaptureOptions } from "../exec/mod.ts";
+import type { CaptureOptions, CaptureResult } from "../exec/mod.ts";
 import { killStrays, spawnCapture } from "../exec/mod.ts";
 import {
   type DoneMsg,
@@ -47,6 +47,7 @@ import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
 import { ProxiedCas, ProxiedIntake } from "./journal_ports.ts";
 import { forbidInspection } from "../exec/landlock.ts";
+import { SpawnPins } from "./spawn_pin.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -70,6 +71,8 @@ let journal: SessionJournal | null = null;
 let execLog: ExecLog | null = null;
 /** A confined session's content store, proxied by the kernel (issue 16). */
 let proxiedCas: ProxiedCas | null = null;
+/** A confined session's spawn pins (issue 16; null: nothing pinned). */
+let pins: SpawnPins | null = null;
 /** The seq of this session's next `session.transcript` event (journaling workers number them). */
 let transcriptSeq = 0;
 let sessionName = "";
@@ -148,6 +151,7 @@ async function init(m: InitMsg): Promise<void> {
     // An exec that did something a crash must not hide has its running row logged first.
     journal.onEffect = () => execLog?.begun();
   }
+  pins = m.pins ? new SpawnPins(m.pins.grants, m.pins.writable) : null;
   slots = CancelSlots.open(m.slots);
   ownCgroup = m.cgroup ?? null;
   idleFlag = slots.flag(0);
@@ -170,49 +174,9 @@ async function init(m: InitMsg): Promise<void> {
         sleep: cancellableSleep,
       },
       process: {
-        // Children also stop when the kernel posts a cancel (not only when the evaluator's
-        // 50 ms flag poll notices).
-        capture: (opts: CaptureOptions) => {
-          const sig = current?.abort.signal;
-          const signal = sig && opts.signal
-            ? AbortSignal.any([sig, opts.signal])
-            : sig ?? opts.signal;
-          const argv0 = opts.argv[0];
-          journal?.effect({
-            kind: "proc_spawn",
-            bin_hash: "",
-            argv0: typeof argv0 === "string" ? argv0 : lossy.decode(argv0),
-          });
-          // Report the child's process group to the kernel (task.suspend/resume, and killing
-          // it should this process die) once it has run for a moment: most commands end
-          // sooner, and two messages per spawn cost the kernel a wake-up each.
-          const task = current?.task ?? 0;
-          let pgid = 0;
-          let reported = false;
-          let reportTimer: ReturnType<typeof setTimeout> | undefined;
-          const onSpawn = (pid: number) => {
-            pgid = pid;
-            liveGroups.add(pid);
-            commandsRan = true;
-            opts.onSpawn?.(pid);
-            if (!task) return;
-            reportTimer = setTimeout(() => {
-              reported = true;
-              post({ t: "child", task, pgid, live: true });
-            }, REPORT_CHILD_AFTER_MS);
-          };
-          // Journal (issue 7): stdout beyond the capture cap spills into the content store.
-          const spill = journal ? journal.spillOptions(opts) : {};
-          // Nothing a command leaves running in its group outlives it (issue 16); strays that
-          // left the group (setsid) go when the exec ends (`sweepStrays`).
-          return spawnCapture({ reapOnExit: true, ...opts, signal, onSpawn, ...spill }).then(
-            (r) => journal ? journal.ingestSpill(r) : r,
-          ).finally(() => {
-            liveGroups.delete(pgid);
-            clearTimeout(reportTimer);
-            if (reported) post({ t: "child", task, pgid, live: false });
-          });
-        },
+        // A confined session's spawn gate runs first (issue 16).
+        capture: (opts: CaptureOptions) =>
+          pins?.active ? pinned(pins, opts).then(capture) : capture(opts),
       },
       journal: journal ?? undefined,
     },
@@ -226,6 +190,59 @@ async function init(m: InitMsg): Promise<void> {
   lastFacts = facts();
   factsAt = ev.factsVersion();
   post({ t: "ready", facts: lastFacts });
+}
+
+/**
+ * The process port: children also stop when the kernel posts a cancel (not only when the
+ * evaluator's 50 ms flag poll notices).
+ */
+function capture(opts: CaptureOptions): Promise<CaptureResult> {
+  const sig = current?.abort.signal;
+  const signal = sig && opts.signal ? AbortSignal.any([sig, opts.signal]) : sig ?? opts.signal;
+  const argv0 = opts.argv[0];
+  journal?.effect({
+    kind: "proc_spawn",
+    bin_hash: "",
+    argv0: typeof argv0 === "string" ? argv0 : lossy.decode(argv0),
+  });
+  // Report the child's process group to the kernel (task.suspend/resume, and killing
+  // it should this process die) once it has run for a moment: most commands end
+  // sooner, and two messages per spawn cost the kernel a wake-up each.
+  const task = current?.task ?? 0;
+  let pgid = 0;
+  let reported = false;
+  let reportTimer: ReturnType<typeof setTimeout> | undefined;
+  const onSpawn = (pid: number) => {
+    pgid = pid;
+    liveGroups.add(pid);
+    commandsRan = true;
+    opts.onSpawn?.(pid);
+    if (!task) return;
+    reportTimer = setTimeout(() => {
+      reported = true;
+      post({ t: "child", task, pgid, live: true });
+    }, REPORT_CHILD_AFTER_MS);
+  };
+  // Journal (issue 7): stdout beyond the capture cap spills into the content store.
+  const spill = journal ? journal.spillOptions(opts) : {};
+  // Nothing a command leaves running in its group outlives it (issue 16); strays that
+  // left the group (setsid) go when the exec ends (`sweepStrays`).
+  return spawnCapture({ reapOnExit: true, ...opts, signal, onSpawn, ...spill }).then(
+    (r) => journal ? journal.ingestSpill(r) : r,
+  ).finally(() => {
+    liveGroups.delete(pgid);
+    clearTimeout(reportTimer);
+    if (reported) post({ t: "child", task, pgid, live: false });
+  });
+}
+
+/** A confined session's spawn gate (issue 16): the pinned program, or a refusal. */
+async function pinned(p: SpawnPins, opts: CaptureOptions): Promise<CaptureOptions> {
+  const argv0 = opts.argv[0];
+  const name = typeof argv0 === "string" ? argv0 : lossy.decode(argv0);
+  const v = await p.check(name, opts.env?.PATH, opts.cwd);
+  if (!v.ok) throw fail("spawn_denied", `sandbox: ${v.reason}`);
+  return { ...opts, argv: [v.path, ...opts.argv.slice(1)] };
 }
 
 /** Hex SHA-256 of the sorted `NAME=value` lines of the session environment (D-9). */
