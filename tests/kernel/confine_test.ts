@@ -184,3 +184,229 @@ Deno.test({
       },
     ),
 });
+
+/** A python3 one-liner run through `sh { }`, printing what happened. */
+function py(code: string): string {
+  return `sh { python3 -c '${code}' }`;
+}
+
+/** Connect to 127.0.0.1:port and say "connected", or the error. */
+function connectPy(port: number): string {
+  return py(
+    `import socket\ntry:\n  socket.create_connection(("127.0.0.1", ${port}), 3); print("connected")\n` +
+      `except Exception as e: print("refused", e)`,
+  );
+}
+
+/** A loopback TCP server for the duration of `fn`. */
+async function withServer(fn: (port: number) => Promise<void>): Promise<void> {
+  const l = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const accepting = (async () => {
+    for await (const c of l) c.close();
+  })().catch(() => {});
+  try {
+    await fn((l.addr as Deno.NetAddr).port);
+  } finally {
+    l.close();
+    await accepting;
+  }
+}
+
+Deno.test({
+  name: "confined: a loopback TCP connect fails without a grant and succeeds with one",
+  ignore: !canConfine,
+  fn: () =>
+    withServer(async (port) => {
+      await withConfined(narrow(), async (k) => {
+        const c = await client(k.path, "none");
+        const r = await run(c, connectPy(port));
+        assertMatch(String(r.value.out?.v), /refused .*Permission denied/);
+        assertEquals(caps(c).network_enforced, true);
+        c.close();
+      });
+      await withConfined(narrow(() => ({ net_connect: [`*:${port}`] })), async (k) => {
+        const c = await client(k.path, "granted");
+        assertEquals((await run(c, connectPy(port))).value.out?.v, "connected");
+        // Only that port: another is refused, and so is UDP.
+        const other = await run(c, connectPy(port === 1 ? 2 : port - 1));
+        assertMatch(String(other.value.out?.v), /refused .*Permission denied/);
+        const udp = await run(
+          c,
+          py(
+            `import socket\ntry:\n  socket.socket(socket.AF_INET, socket.SOCK_DGRAM); print("udp")\n` +
+              `except Exception as e: print("refused", e)`,
+          ),
+        );
+        assertMatch(String(udp.value.out?.v), /refused/);
+        assertEquals(caps(c).network_enforced, true);
+        assertEquals(c.attached!.caps_enforced, true);
+        c.close();
+      });
+      await withConfined(null, async (k) => {
+        const c = await client(k.path, "human");
+        assertEquals((await run(c, connectPy(port))).value.out?.v, "connected");
+        c.close();
+      });
+    }),
+});
+
+/** A python3 client of the kernel socket (`session.attach`, then `cap.request`) in `ok/`. */
+async function kernelClientPy(dir: string, socket: string): Promise<string> {
+  const script = join(dir, "ok", "client.py");
+  await Deno.writeTextFile(
+    script,
+    [
+      "import socket, json",
+      "try:",
+      "    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)",
+      `    s.connect(${JSON.stringify(socket)})`,
+      `    s.sendall(b'{"jsonrpc":"2.0","id":1,"method":"session.attach","params":{"session":"x"}}\\n')`,
+      `    s.sendall(b'{"jsonrpc":"2.0","id":2,"method":"cap.request","params":{"plan_ref":"plan:0000000000000000"}}\\n')`,
+      "    f = s.makefile()",
+      '    print("answered", json.loads(f.readline())["id"])',
+      "except Exception as e:",
+      '    print("refused", e)',
+      "",
+    ].join("\n"),
+  );
+  return `sh { python3 ${script} }`;
+}
+
+Deno.test({
+  name: "confined: a python3 client of the kernel socket cannot connect (the human's can)",
+  ignore: !canConfine,
+  fn: async () => {
+    await withConfined(narrow(), async (k, dir) => {
+      const c = await client(k.path, "s");
+      const r = await run(c, await kernelClientPy(dir, k.path));
+      assertMatch(String(r.value.out?.v), /^refused /);
+      assertEquals(caps(c).kernel_socket_unreachable, true);
+      // Nor can it start a kernel of its own (no Unix socket can be made).
+      const own = await run(
+        c,
+        py(
+          `import socket\ntry:\n  socket.socket(socket.AF_UNIX).bind("${
+            join(dir, "ok", "x.sock")
+          }"); print("bound")\nexcept Exception as e: print("refused", e)`,
+        ),
+      );
+      assertMatch(String(own.value.out?.v), /^refused /);
+      c.close();
+    });
+    await withConfined(null, async (k, dir) => {
+      const c = await client(k.path, "s");
+      // It reaches the kernel, which answers (requests are handled concurrently: either first).
+      const r = await run(c, await kernelClientPy(dir, k.path));
+      assertMatch(String(r.value.out?.v), /^answered [12]$/);
+      c.close();
+    });
+  },
+});
+
+Deno.test({
+  name: "confined: spawn pinning by binary hash refuses a swapped binary",
+  ignore: !canConfine,
+  fn: async () => {
+    const echo = await Deno.readFile("/usr/bin/echo");
+    const pin = await blake3Hex(echo);
+    await withConfined(narrow(() => ({ proc_spawn: [pin] })), async (k, dir) => {
+      const tool = join(dir, "bin", "tool");
+      await Deno.writeFile(tool, echo, { mode: 0o755 });
+      const c = await client(k.path, "s");
+      assertEquals(caps(c).spawn_exec_enforced, true);
+      assertEquals((await run(c, `${tool} pinned`)).value.out?.v, "pinned");
+      // Swapped in place (same path, other bytes): refused before it starts.
+      await Deno.writeFile(tool, await Deno.readFile("/usr/bin/false"), { mode: 0o755 });
+      const swapped = await raised(c, `${tool} pinned`);
+      assertEquals(swapped.code, "spawn_denied");
+      assertMatch(swapped.message, /matches no binary pinned/);
+      // Swapped by rename (a new file under the old name): refused too.
+      await Deno.writeFile(tool + ".new", await Deno.readFile("/usr/bin/true"), { mode: 0o755 });
+      await Deno.rename(tool + ".new", tool);
+      assertEquals((await raised(c, `${tool} pinned`)).code, "spawn_denied");
+      // Back to the pinned bytes: allowed again.
+      await Deno.writeFile(tool + ".new", echo, { mode: 0o755 });
+      await Deno.rename(tool + ".new", tool);
+      assertEquals((await run(c, `${tool} again`)).value.out?.v, "again");
+      // Unpinned programs (a shell among them) are refused.
+      assertEquals((await raised(c, `sh { true }`)).code, "spawn_denied");
+      // The pinned bytes where the principal can write: refused (it could swap them itself).
+      const planted = join(dir, "ok", "tool");
+      await Deno.writeFile(planted, echo, { mode: 0o755 });
+      assertMatch((await raised(c, `${planted} x`)).message, /can write/);
+      c.close();
+    });
+  },
+});
+
+Deno.test({
+  name: "hermetic refuses a dimension this host cannot enforce; caps_enforced only when all hold",
+  ignore: !canConfine,
+  fn: async () => {
+    // A host-named grant is enforced by port only: not enforceable as granted.
+    const hostGrant = () => ({ net_connect: ["example.com:443"] });
+    await withConfined(narrow(() => ({ ...hostGrant(), hermetic: true })), async (k) => {
+      const e = await rpcError(client(k.path, "s"));
+      assertEquals(e.code, RPC.SANDBOX_UNENFORCEABLE);
+      assertEquals((e.data as { missing: string[] }).missing, ["network"]);
+      assertMatch(e.message, /hermetic/);
+    });
+    await withConfined(narrow(hostGrant), async (k) => {
+      const c = await client(k.path, "s");
+      assertEquals(caps(c).network_enforced, false);
+      assertEquals(caps(c).filesystem_enforced, true);
+      assertEquals(c.attached!.caps_enforced, false);
+      assertMatch(caps(c).detail ?? "", /enforced by port only/);
+      c.close();
+    });
+    // A glob narrower than a directory is widened to it: filesystem not enforced as granted.
+    await withConfined(narrow((dir) => ({ fs_read: [join(dir, "ok", "*.txt")] })), async (k) => {
+      const c = await client(k.path, "s");
+      assertEquals(caps(c).filesystem_enforced, false);
+      assertEquals(c.attached!.caps_enforced, false);
+      c.close();
+    });
+    // Hermetic and enforceable: it runs, everything enforced.
+    await withConfined(narrow(() => ({ hermetic: true })), async (k, dir) => {
+      const c = await client(k.path, "s");
+      assertEquals(c.attached!.caps_enforced, true);
+      assertEquals((await run(c, `cat ${dir}/ok/f`)).value.ok, true);
+      c.close();
+    });
+  },
+});
+
+Deno.test("a malformed spec is refused at attach with a clear error", async () => {
+  await withConfined(narrow(() => ({ net_connect: ["no-port"] })), async (k) => {
+    const e = await rpcError(client(k.path, "s"));
+    assertEquals(e.code, RPC.SANDBOX_UNENFORCEABLE);
+    assertMatch(e.message, /needs host:port/);
+  });
+});
+
+Deno.test({
+  name: "a session runs under its creator's confinement: another principal's attach is refused",
+  ignore: !canConfine,
+  fn: async () => {
+    const dir = await Deno.realPath(await tempDir());
+    let calls = 0;
+    // Two principals as the seam sees them: the first attach narrow, the second unconfined.
+    const k = await startKernel({
+      socket: join(dir, "k.sock"),
+      ephemeral: true,
+      cwd: dir,
+      onError: () => {},
+      confinement: () => (calls++ === 0 ? narrow()(dir) : null),
+    });
+    try {
+      const a = await client(k.path, "shared");
+      const e = await rpcError(client(k.path, "shared"));
+      assertEquals(e.code, RPC.LEASH_DENIED);
+      assertMatch(e.message, /another principal's confinement/);
+      a.close();
+    } finally {
+      await k.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+});
