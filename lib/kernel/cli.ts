@@ -12,11 +12,12 @@ import { socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
 import { startKernel } from "./server.ts";
+import { parseQuota, type QuotaLimits } from "./quotas.ts";
 
 /** Usage text. */
 export const KERNEL_USAGE =
   "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] " +
-  "[--no-journal] [--session-memory MIB]";
+  "[--no-journal] [--session-memory MIB] [--quota NAME=N]…";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -28,6 +29,8 @@ export interface KernelArgs {
   noJournal: boolean;
   /** `--session-memory MIB`: heap limit of each session process (null: the default). */
   sessionMemoryMb: number | null;
+  /** `--quota NAME=N` (repeatable): per-principal quotas (D-31). */
+  quotas: Partial<QuotaLimits>;
   help: boolean;
 }
 
@@ -40,6 +43,7 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     ephemeral: false,
     noJournal: false,
     sessionMemoryMb: null,
+    quotas: {},
     help: false,
   };
   for (let i = 0; i < args.length; i++) {
@@ -81,6 +85,15 @@ export function parseKernelArgs(args: string[]): KernelArgs {
           );
         }
         out.sessionMemoryMb = n;
+        break;
+      }
+      case "--quota": {
+        try {
+          const [name, n] = parseQuota(value());
+          out.quotas[name] = n;
+        } catch (e) {
+          throw new Error(`${(e as Error).message}\n${KERNEL_USAGE}`);
+        }
         break;
       }
       case "-h":
@@ -126,6 +139,7 @@ export async function kernelMain(args: string[]): Promise<number> {
       ephemeral: a.ephemeral,
       ...(a.noJournal ? { journal: false } : {}),
       ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
+      quotas: a.quotas,
     });
   } catch (e) {
     if (e instanceof ListenError) {

@@ -17,6 +17,8 @@ import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
 import type { SandboxSpec } from "../exec/sandbox_spec.ts";
+import { type QuotaLimits, Quotas } from "./quotas.ts";
+import { DEFAULT_SESSION_MEMORY_MB } from "./session_process.ts";
 
 /** Options of `startKernel`. */
 export interface KernelOptions {
@@ -53,6 +55,8 @@ export interface KernelOptions {
    * the principal's policy.
    */
   confinement?: (principal: string) => SandboxSpec | null;
+  /** Per-principal quotas (D-31); unset ones keep `DEFAULT_QUOTAS`. */
+  quotas?: Partial<QuotaLimits>;
 }
 
 /** Default bound on named sessions (each is a process). */
@@ -104,9 +108,11 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   let connectionsTotal = 0;
   let closing: Promise<void> | null = null;
 
+  const quotas = new Quotas(opts.quotas);
   const methods = kernelMethods({
     bus,
     tasks,
+    quotas,
     maxQueued: opts.maxQueued,
     journal,
     session(name, principal) {
@@ -137,6 +143,13 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
             { limit },
           );
         }
+        // Per principal too (D-31): how many it created, and their heaps together.
+        const memoryMb = opts.sessionMemoryMb ?? DEFAULT_SESSION_MEMORY_MB;
+        quotas.check(principal, "memory_mb", memoryMb);
+        const leases = [
+          quotas.take(principal, "sessions"),
+          quotas.take(principal, "memory_mb", memoryMb),
+        ];
         const h = new SessionHost(name, bus, {
           cwd: opts.cwd ?? Deno.cwd(),
           env: opts.env ?? Deno.env.toObject(),
@@ -158,6 +171,7 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         p.catch(() => {
           sessions.delete(name);
           hosts.delete(h);
+          for (const l of leases) l.release();
         });
         sessions.set(name, p);
       }

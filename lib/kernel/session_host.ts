@@ -160,6 +160,8 @@ export class SessionHost {
 
   /** The session's OS confinement (null: unconfined). */
   readonly confinement: SessionConfinement | null;
+  /** A cgroup `memory.max` bounds the session with its children (not only its heap). */
+  memoryBounded = false;
   /** A confined session's private spill directory. */
   #scratch: string | null = null;
   /** A confined session's journal, written by us on its behalf (issue 16). */
@@ -227,6 +229,11 @@ export class SessionHost {
     else {
       const cg = Cgroup.create("shoal-session");
       this.#cgroup = cg !== null && cg.adopt(proc.pid) ? cg : (cg?.remove(), null);
+    }
+    // A confined session and its children share one memory bound where the host delegates a
+    // memory controller (twice the heap: the runtime and its children need room too).
+    if (conf?.confined) {
+      this.memoryBounded = this.#cgroup?.limitMemory(this.memoryMb * 2 ** 21) ?? false;
     }
     void proc.status.then((st) => {
       if (this.#proc !== proc || this.#closed) return;

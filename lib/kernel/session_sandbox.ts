@@ -114,7 +114,6 @@ export function sessionRuntimeNeeds(
 
 /** Lower `spec` and plan its session's confinement on this host. */
 
-
 /** The confinement of one session: its plan, its report, how to start it. */
 export class SessionConfinement {
   readonly plan: SandboxPlan;

@@ -52,7 +52,9 @@ export function addExecMethods(add: Register, k: KernelServices): void {
         { queued: a.session.queued, limit },
       );
     }
+    const lease = k.quotas.take(a.principal, "tasks");
     const t = k.tasks.create(a.session.name, src, position, elide, a.tty);
+    void t.done.finally(() => lease.release());
     k.journal?.notePrincipal(t, a.principal); // the journal row's principal (issue 7)
     t.keepResult = !background; // nobody waits for an async task's inline result
     a.session.submit(t);

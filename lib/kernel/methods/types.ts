@@ -10,6 +10,7 @@ import type { EventBus } from "../event_bus.ts";
 import type { KernelJournal } from "../kernel_journal.ts";
 import type { SessionHost } from "../session_host.ts";
 import type { TaskRegistry } from "../tasks.ts";
+import type { Quotas } from "../quotas.ts";
 
 /** One connection's attachment. */
 export interface Attachment {
@@ -30,6 +31,11 @@ export interface KernelServices {
    * touch; a session created by a principal under another confinement is refused.
    */
   session(name: string, principal: string): Promise<SessionHost>;
+  /**
+   * Per-principal quotas (D-31): sessions, tasks, subscriptions and event bytes are counted
+   * here; plans and PTYs are counted by their owners through the same `take`/`release`.
+   */
+  quotas: Quotas;
   /** Tasks that may wait per session (default `MAX_QUEUED`). */
   maxQueued?: number;
   /** Connections currently open (debug counters). */
