@@ -57,6 +57,9 @@ export function sessionCommand(): { exe: string; args: string[] } {
 
 const encoder = new TextEncoder();
 
+/** Longest message line a session may send (its largest are store chunks: ~1.4 MB). */
+export const MAX_SESSION_LINE = 64 * 1024 * 1024;
+
 /** Longest stderr line forwarded whole; the rest of a longer one is cut. */
 const MAX_STDERR_LINE = 4096;
 
@@ -129,6 +132,15 @@ export function startSessionProcess(
           pending = pending.slice(nl + 1);
           if (line !== "") onLine(line);
         }
+        // A session (a confined one is not trusted) must not grow the kernel without bound.
+        if (pending.length > MAX_SESSION_LINE) {
+          console.error(
+            `shoal-kernel: session ${opts.label}: a message line exceeded ` +
+              `${MAX_SESSION_LINE} bytes; the session is killed`,
+          );
+          child.kill("SIGKILL");
+          break;
+        }
       }
     } catch { /* the process died: status reports it */ }
   })();
@@ -158,6 +170,9 @@ export function describeExit(s: Deno.CommandStatus, memoryMb: number): string {
   // V8's fatal out-of-memory ends the process with SIGTRAP (measured: exit 133).
   if (s.signal === "SIGTRAP" || s.code === 133) {
     return `the session ran out of memory (its heap limit is ${memoryMb} MiB)`;
+  }
+  if (s.code === 126) {
+    return "the session's sandbox could not be installed (the kernel's stderr says why)";
   }
   if (s.signal === "SIGKILL") return "the session process was killed";
   if (s.signal) return `the session process died of ${s.signal}`;

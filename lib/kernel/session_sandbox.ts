@@ -17,6 +17,7 @@ import {
   type RuntimeNeeds,
   type SandboxPlan,
 } from "../exec/sandbox.ts";
+import { availableTier } from "./tier.ts";
 import { type LoweredSpec, lowerSpec, type SandboxSpec } from "../exec/sandbox_spec.ts";
 
 /** Where a kernel keeps what its sessions must not touch. */
@@ -182,11 +183,7 @@ export interface SandboxCaps {
  */
 export function sandboxCaps(conf: SessionConfinement | null): SandboxCaps {
   const host = hostSandbox();
-  const available = Deno.build.os === "linux"
-    ? (host.landlockAbi > 0 ? "A" : "B")
-    : Deno.build.os === "darwin"
-    ? "C"
-    : "D";
+  const available = availableTier();
   if (conf === null) {
     return {
       enforced: false,
