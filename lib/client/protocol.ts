@@ -27,10 +27,15 @@ export interface AttachResult {
     enforced: boolean;
     tier: string | null;
     available_tier: string | null;
-    policy_principal: string;
+    /** The principal whose policy section applies (null: none — everything is denied). */
+    policy_principal: string | null;
     profile: string;
     token_caps: string[];
     opaque: "allow" | "deny" | "approval_required";
+    /** May approve other principals' plans (additive). */
+    approver?: boolean;
+    /** Where the policy comes from: the policy file, the built-in rule, or none (additive). */
+    policy?: "file" | "builtin" | "none";
     note?: string;
     /** §11.6 per-dimension enforcement for this principal on this host (issue 16). */
     filesystem_enforced?: boolean;
@@ -42,7 +47,13 @@ export interface AttachResult {
     /** What is in force, granted, widened or missing, in sentences. */
     detail?: string;
   };
-  cwd: { display: string; raw?: string };
+  /** `note`: why the session started somewhere else than asked (its directory is gone). */
+  cwd: { display: string; raw?: string; note?: string };
+  /**
+   * Names this session's transcript (additive): it changes whenever the transcript starts
+   * afresh — a new kernel, a restarted worker — so refs seen under another one are gone.
+   */
+  instance?: string;
   env_hash: string;
   ast_version: 2;
   caps_enforced: boolean;

@@ -30,6 +30,8 @@ import { builtinOutcome, cmdFailed, valueBytes } from "./outcome.ts";
 import { BUILTIN_HEADS, type CmdArgs, getBuiltin } from "./builtins/registry.ts";
 import { nearest } from "./errors.ts";
 import { journaledWrite } from "./journal_port.ts";
+import { readFlags } from "./builtins/flags.ts";
+import { helpText } from "./builtins/help.ts";
 
 /** Raise `cmd_failed` for a non-ok outcome (statement position, §7.2). */
 export function failIfNotOk(v: Value, span: Span): Value {
@@ -85,40 +87,51 @@ export function wordValue(ev: Evaluator, a: CmdArg, sc: Scope): MaybePromise<Val
 
 /** Generic argument collection for builtins: flags apart, globs expanded (§14). */
 export function collectArgs(ev: Evaluator, cmd: CmdExpr, sc: Scope): MaybePromise<CmdArgs> {
-  const out: CmdArgs = { pos: [], flags: new Map(), span: cmd.span };
+  const out: CmdArgs = { pos: [], flags: new Map(), items: [], span: cmd.span };
   const args = cmd.args;
+  const positional = (v: Value) => {
+    out.pos.push(v);
+    out.items.push({ k: "pos", v });
+  };
   const step = (i: number): MaybePromise<CmdArgs> => {
     for (; i < args.length; i++) {
       const a = args[i];
       if (a.kind === "FlagLong") {
         if (a.value === undefined) {
           out.flags.set(a.name, true);
+          out.items.push({ k: "long", name: a.name, raw: a.raw });
           continue;
         }
         const key = a.name;
+        const raw = a.raw;
+        const set = (v: Value) => {
+          out.flags.set(key, v);
+          out.items.push({ k: "long", name: key, raw, value: v });
+        };
         const r = wordValue(ev, a.value, sc);
         if (r instanceof Promise) {
           const next = i + 1;
           return r.then((v) => {
-            out.flags.set(key, v);
+            set(v);
             return step(next);
           });
         }
-        out.flags.set(key, r);
+        set(r);
         continue;
       }
       if (a.kind === "FlagShort") {
         for (const c of a.chars) out.flags.set(c, true);
+        out.items.push({ k: "short", chars: a.chars });
         continue;
       }
       const r = then(wordValue(ev, a, sc), (v) => {
         if (v instanceof GlobV && a.kind === "GlobWord") {
           return then(ev.expandGlob(v, a.span), (paths) => {
             if (paths.length === 0) ev.ports.stderr(`shoal: no matches for ${v.pattern}\n`);
-            out.pos.push(...paths);
+            for (const p of paths) positional(p);
           });
         }
-        out.pos.push(v);
+        positional(v);
       });
       if (r instanceof Promise) {
         const next = i + 1;
@@ -205,17 +218,26 @@ export function runCmd(
       const full = extra.length ? { ...cmd, args: [...cmd.args, ...extra] } : cmd;
       const ctx = { ev, cmd: full, sc, stmtPos };
       const args: MaybePromise<CmdArgs> = b.rawArgs
-        ? { pos: [], flags: new Map(), span: cmd.span }
+        ? { pos: [], flags: new Map(), items: [], span: cmd.span }
         : collectArgs(ev, full, sc);
-      return then(args, (a) =>
-        then(at(cmd.span, () => b.run(ctx, a)), (v) => {
+      return then(args, (collected) => {
+        let a = collected;
+        if (b.flags !== undefined) {
+          const r = at(cmd.span, () => readFlags(head, b.flags!, collected.items, cmd.span));
+          // A GNU flag the builtin lacks: the external program of that name does the work.
+          if (r.k === "external") return runExternal(ev, full, [], sc);
+          if (r.k === "help") return builtinOutcome(head, helpText(head), cmd.span);
+          a = { ...collected, pos: r.pos, flags: r.flags };
+        }
+        return then(at(cmd.span, () => b.run(ctx, a)), (v) => {
           // Special heads yield bare values, but `pwd > f` still writes the value's bytes
           // (§9.4). (commands engineer)
           if (!b.structured) {
             return full.redirects.length ? builtinRedirects(ev, full, sc, v, v) : v;
           }
           return builtinRedirects(ev, full, sc, builtinOutcome(head, v, cmd.span), v);
-        }));
+        });
+      });
     }
     if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
   } else if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
@@ -311,14 +333,36 @@ export function callAlias(
   return runCmd(ev, { ...alias.cmd, span: s }, sc, valuesToWords(pos, named, s), false);
 }
 
-/** The session env plus this spawn's prefix assignments. */
-function spawnEnv(ev: Evaluator, cmd: CmdExpr | null): Record<string, string> {
+/** The session env plus this spawn's own assignments (`FOO=1 cmd`, `pty.open` env). */
+function spawnEnv(ev: Evaluator, extra: Iterable<[string, string]>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of ev.env()) env[k] = v;
   // Like a shell, children see the session cwd as $PWD (it follows cd and `with cwd:`).
   env.PWD = ev.cwd();
-  if (cmd) { for (const p of cmd.env) env[p.name] = p.value; }
+  for (const [k, v] of extra) env[k] = v;
   return env;
+}
+
+/**
+ * What a spawn of this session starts — the one decision every spawn goes through (captured
+ * commands and PTYs alike): the environment (the session's, `$PWD`, then `extraEnv`) and
+ * argv with the head resolved (Reef's `resolveProgram` hook; a plain PATH lookup against that
+ * env happens in lib/exec). May raise the resolver's language errors. The spawn gate (D-38)
+ * belongs here too.
+ */
+export async function resolveSpawn(
+  ev: Evaluator,
+  argv: ArgvItem[],
+  extraEnv: Iterable<[string, string]>,
+  span: Span,
+): Promise<{ argv: ArgvItem[]; env: Record<string, string> }> {
+  const env = spawnEnv(ev, extraEnv);
+  const head = argv[0];
+  if (ev.hooks.resolveProgram !== undefined && typeof head === "string" && !head.includes("/")) {
+    const program = await ev.hooks.resolveProgram(ev, head, env, span);
+    if (program !== null) argv = [program, ...argv.slice(1)];
+  }
+  return { argv, env };
 }
 
 /** Spawn through the process port and build the outcome (§9.2). */
@@ -335,13 +379,9 @@ export async function spawnOutcome(
     .join(" ");
   let r;
   try {
-    const env = spawnEnv(ev, cmd);
-    if (
-      ev.hooks.resolveProgram !== undefined && typeof argv[0] === "string" && !head.includes("/")
-    ) {
-      const program = await ev.hooks.resolveProgram(ev, head, env, span);
-      if (program !== null) argv = [program, ...argv.slice(1)];
-    }
+    const prefix = (cmd?.env ?? []).map((p): [string, string] => [p.name, p.value]);
+    let env: Record<string, string>;
+    ({ argv, env } = await resolveSpawn(ev, argv, prefix, span));
     r = await ev.withCancelSignal((signal) =>
       ev.ports.process.capture({
         argv,

@@ -71,6 +71,11 @@ export interface EvalHooks {
     env: Record<string, string>,
     span: Span,
   ) => MaybePromise<string | null>;
+  /**
+   * A policy host's check of a program a nested evaluator is about to run from a file
+   * (`.shl` script, `use`, `source` — Leash, protocol D-12): throws a language error to refuse.
+   */
+  gateProgram?: (ev: Evaluator, program: Program, what: string, span: Span | null) => void;
 }
 
 const HOOKS: EvalHooks = {};
@@ -92,6 +97,11 @@ export interface EvaluatorOptions {
   cancel?: Int32Array;
   /** REPL mode: `it`/`out` are bound after each evaluation. */
   repl?: boolean;
+  /**
+   * The host's state directory (kernel `--state-dir`, the CLI's default): `rm`'s trash lives
+   * in `<stateDir>/trash`, surviving reboots. Null or absent: a private temp directory.
+   */
+  stateDir?: string | null;
 }
 
 /** State of a spawned task (`TaskV.impl`). */
@@ -152,6 +162,8 @@ export class Evaluator implements Interp {
    */
   onUserEmit: ((channel: string, payload: Value) => void) | null = null;
   repl: boolean;
+  /** The host's state directory (see `EvaluatorOptions.stateDir`), or null. */
+  readonly stateDir: string | null;
   private cwdPath: string;
   private readonly envMap: EnvMap;
   private cancelFlag: Int32Array | null;
@@ -167,6 +179,7 @@ export class Evaluator implements Interp {
     this.envMap = new EnvMap(Object.entries(opts.env ?? Deno.env.toObject()));
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
+    this.stateDir = opts.stateDir ?? null;
     this.root = new Scope(null);
     if (this.repl) {
       // `it`/`out` exist from the first line on (null / no results yet).
@@ -254,6 +267,7 @@ export class Evaluator implements Interp {
       env: Object.fromEntries(this.envMap),
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
+      stateDir: this.stateDir,
     };
   }
 
@@ -491,6 +505,11 @@ export class Evaluator implements Interp {
       throw fail("custom", "`use` is not available in this evaluator", null, span);
     }
     return this.hooks.useModule(this, target, sc, span);
+  }
+
+  /** Let the host's policy check a program read from a file before it runs (see EvalHooks). */
+  gateProgram(program: Program, what: string, span: Span | null): void {
+    this.hooks.gateProgram?.(this, program, what, span);
   }
 
   /** A command head ending in `.shl` (§9.8). */

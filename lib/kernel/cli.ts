@@ -1,5 +1,6 @@
 /**
- * `shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral]`: resolve the
+ * `shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] [--policy FILE]
+ * [--token-store FILE] [--require-token] …`: resolve the
  * socket (protocol §2.1), start the kernel, print `shoal-kernel: ready <path>` on stderr once
  * it accepts connections, and shut down cleanly on SIGINT/SIGTERM (work cancelled, children
  * ended, socket removed). Runnable directly: `deno run -A lib/kernel/cli.ts …`.
@@ -7,17 +8,18 @@
  * @module
  */
 
-import { join } from "node:path";
-import { socketPath, validSocketSession } from "../client/discovery.ts";
+import { PolicyLoadError } from "../leash/mod.ts";
+import { defaultStateDir, socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
-import { startKernel } from "./server.ts";
+import { startKernel, StateDirError } from "./server.ts";
 import { parseQuota, type QuotaLimits } from "./quotas.ts";
 
 /** Usage text. */
 export const KERNEL_USAGE =
   "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] " +
-  "[--no-journal] [--session-memory MIB] [--quota NAME=N]…";
+  "[--no-journal] [--session-memory MIB] [--policy FILE] [--token-store FILE] [--require-token] " +
+  "[--quota NAME=N]…";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -27,6 +29,12 @@ export interface KernelArgs {
   ephemeral: boolean;
   /** `--no-journal`: keep no journal at all (benchmarks isolate its cost). */
   noJournal: boolean;
+  /** `--policy FILE`: the Leash policy (missing or malformed: the kernel does not start). */
+  policy: string | null;
+  /** `--token-store FILE`: overrides `$SHOAL_TOKEN_STORE` and `<state>/tokens.json`. */
+  tokenStore: string | null;
+  /** `--require-token`: refuse attachments without a bearer token (D-15). */
+  requireToken: boolean;
   /** `--session-memory MIB`: heap limit of each session process (null: the default). */
   sessionMemoryMb: number | null;
   /** `--quota NAME=N` (repeatable): per-principal quotas (D-31). */
@@ -42,6 +50,9 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     stateDir: null,
     ephemeral: false,
     noJournal: false,
+    policy: null,
+    tokenStore: null,
+    requireToken: false,
     sessionMemoryMb: null,
     quotas: {},
     help: false,
@@ -75,6 +86,15 @@ export function parseKernelArgs(args: string[]): KernelArgs {
       case "--no-journal":
         out.noJournal = true;
         break;
+      case "--policy":
+        out.policy = value();
+        break;
+      case "--token-store":
+        out.tokenStore = value();
+        break;
+      case "--require-token":
+        out.requireToken = true;
+        break;
       case "--session-memory": {
         const v = value();
         const n = Number(v);
@@ -107,13 +127,7 @@ export function parseKernelArgs(args: string[]): KernelArgs {
   return out;
 }
 
-/** The default state directory (protocol §2.3). */
-export function defaultStateDir(): string {
-  const xdg = Deno.env.get("XDG_STATE_HOME");
-  if (xdg) return join(xdg, "shoal");
-  const home = Deno.env.get("HOME");
-  return home ? join(home, ".local", "state", "shoal") : join(Deno.cwd(), "shoal");
-}
+export { defaultStateDir };
 
 /** Run the kernel until a signal; returns the process exit code. */
 export async function kernelMain(args: string[]): Promise<number> {
@@ -138,15 +152,20 @@ export async function kernelMain(args: string[]): Promise<number> {
       stateDir: a.ephemeral ? null : (a.stateDir ?? defaultStateDir()),
       ephemeral: a.ephemeral,
       ...(a.noJournal ? { journal: false } : {}),
+      policy: a.policy,
+      tokenStore: a.tokenStore,
+      requireToken: a.requireToken,
       ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
       quotas: a.quotas,
     });
   } catch (e) {
-    if (e instanceof ListenError) {
-      console.error(`shoal-kernel: ${e.message}`);
-      return 1;
-    }
-    throw e;
+    // One line, no stack trace: what failed and what to do (issue 19).
+    const msg =
+      e instanceof ListenError || e instanceof StateDirError || e instanceof PolicyLoadError
+        ? e.message
+        : `cannot start: ${(e as Error)?.message ?? e}`;
+    console.error(`shoal-kernel: ${msg.replaceAll("\n", " ")}`);
+    return 1;
   }
   const stop = () => void kernel.close();
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];

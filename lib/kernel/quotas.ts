@@ -13,10 +13,13 @@
 
 import { RPC, RpcError } from "../client/errors.ts";
 import { RING_SIZE } from "./event_bus.ts";
+import { MAX_PTYS_PER_PRINCIPAL } from "./pty_registry.ts";
+import { MAX_PLANS_PER_PRINCIPAL } from "../leash/mod.ts";
 
 /** Every quota and its limit. */
 export interface QuotaLimits {
-  /** Sessions a principal has created. */
+  /** Sessions a principal other than the kernel's own has created (the person's are bounded
+   * by the kernel-wide session limit alone). */
   sessions: number;
   /** Tasks a principal has waiting or running, across its sessions. */
   tasks: number;
@@ -37,13 +40,13 @@ export type Quota = keyof QuotaLimits;
 
 /** The defaults: generous for a person, bounded for anyone. */
 export const DEFAULT_QUOTAS: QuotaLimits = {
-  sessions: 64,
+  sessions: 16,
   tasks: 10_000,
   subscriptions: 1024,
   event_bytes: 64 * 1024 * 1024,
   memory_mb: 64 * 2048,
-  plans: 1024,
-  ptys: 64,
+  plans: MAX_PLANS_PER_PRINCIPAL,
+  ptys: MAX_PTYS_PER_PRINCIPAL,
 };
 
 /** Parse `NAME=N` (the kernel's `--quota` flag); throws with a usable message. */

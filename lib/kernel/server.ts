@@ -8,14 +8,24 @@
  * @module
  */
 
-import { bindKernelSocket } from "./listen.ts";
+import { ListenError, prepareKernelSocket } from "./listen.ts";
 import { RPC, RpcError } from "../client/errors.ts";
 import { serveConnection } from "./connection.ts";
 import { EventBus } from "./event_bus.ts";
 import { SessionHost } from "./session_host.ts";
+import { processCwd, sessionStartCwd } from "./session_cwd.ts";
 import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
+import { PtyRegistry } from "./pty_registry.ts";
+import { KernelLeash } from "./leash_service.ts";
+import {
+  localPrincipal,
+  policyPath,
+  PolicySource,
+  TokenStore,
+  tokenStorePath,
+} from "../leash/mod.ts";
 import type { SandboxSpec } from "../exec/sandbox_spec.ts";
 import { type QuotaLimits, Quotas } from "./quotas.ts";
 import { DEFAULT_SESSION_MEMORY_MB } from "./session_process.ts";
@@ -44,10 +54,22 @@ export interface KernelOptions {
   maxQueued?: number;
   /** Finished tasks kept (default `MAX_FINISHED_TASKS`; tests lower it). */
   maxFinishedTasks?: number;
+  /** Open PTYs per principal at most (default `MAX_PTYS_PER_PRINCIPAL`). */
+  maxPtysPerPrincipal?: number;
   /** Heap limit of each session process in MiB (default `DEFAULT_SESSION_MEMORY_MB`). */
   sessionMemoryMb?: number;
   /** Where connection-level faults are reported (default: stderr). */
   onError?: (e: unknown) => void;
+  /** `--policy FILE` (issue 15); default `<state>/policy.toml` when it exists. */
+  policy?: string | null;
+  /** `--token-store FILE`; default `$SHOAL_TOKEN_STORE`, else `<state>/tokens.json`. */
+  tokenStore?: string | null;
+  /** Refuse attachments without a bearer token (D-15). */
+  requireToken?: boolean;
+  /** False: no Leash at all — no policy evaluation, plans or tokens (benchmark baseline). */
+  leash?: boolean;
+  /** `~` in policy grants (default: `$HOME`). */
+  home?: string;
   /**
    * What a principal's sessions may touch (issue 16): each session of a principal for which
    * this returns a spec runs confined to it (Landlock, a socket filter, a private mount
@@ -62,6 +84,17 @@ export interface KernelOptions {
 /** Default bound on named sessions (each is a process). */
 export const MAX_SESSIONS = 64;
 
+/** The state directory cannot be used (the kernel refuses to start; nothing was bound). */
+export class StateDirError extends Error {
+  constructor(readonly dir: string, cause: unknown) {
+    super(
+      `cannot use the state directory ${dir}: ${(cause as Error)?.message ?? cause}; fix it, or ` +
+        `choose another with --state-dir (or run --ephemeral)`,
+    );
+    this.name = "StateDirError";
+  }
+}
+
 /** A running kernel. */
 export interface KernelHandle {
   readonly path: string;
@@ -75,11 +108,24 @@ export interface KernelHandle {
 
 /** Bind and serve. Throws `ListenError` when the socket cannot be taken. */
 export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
-  const bound = await bindKernelSocket(opts.socket);
   const onError = opts.onError ?? ((e: unknown) => {
     console.error(`shoal-kernel: ${(e as Error)?.stack ?? e}`);
   });
-  // Journal (issue 7): durable channels, exec rows, blobs. Opened after the socket is ours.
+  // Leash (issue 15): a missing or malformed policy file is fatal before the socket is taken.
+  const stateDir = opts.ephemeral ? null : (opts.stateDir ?? null);
+  const policySource = opts.leash === false ? null : PolicySource.open({
+    ...policyPath({ explicit: opts.policy, stateDir }),
+    local: localPrincipal(),
+    home: opts.home ?? Deno.env.get("HOME") ?? "/",
+  });
+  const tokenPath = opts.leash === false
+    ? null
+    : tokenStorePath({ explicit: opts.tokenStore, stateDir });
+  // The socket path is ours (lock held, directories checked) before the state directory is
+  // touched, and nothing is bound until the journal opened: a state directory that cannot be
+  // used fails start-up with no socket left behind (issue 19).
+  const prepared = await prepareKernelSocket(opts.socket);
+  // Journal (issue 7): durable channels, exec rows, blobs.
   let journal: KernelJournal | null = null;
   if (opts.journal !== false && (opts.ephemeral || opts.stateDir)) {
     try {
@@ -90,9 +136,18 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         opts.journalMaxBytes === undefined ? {} : { maxDbBytes: opts.journalMaxBytes },
       );
     } catch (e) {
-      bound.close();
-      throw e;
+      prepared.abandon();
+      throw new StateDirError(opts.stateDir ?? "(ephemeral)", e);
     }
+  }
+  let bound;
+  try {
+    bound = await prepared.bind();
+  } catch (e) {
+    await journal?.close().catch(() => {});
+    throw e instanceof ListenError ? e : new ListenError(
+      `cannot bind the socket ${prepared.path}: ${(e as Error)?.message ?? e}`,
+    );
   }
   const bus = new EventBus(journal?.durable ?? null);
   if (journal) journal.bus = bus;
@@ -102,33 +157,51 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   bus.derived = (scope, channel) => tasks.channelEvents(scope, channel);
   // Private to this kernel (0700): the cancel-slot files it shares with its sessions.
   const runDir = Deno.makeTempDirSync({ prefix: "shoal-kernel-" });
+  // Where sessions start: the configured directory, else the kernel's own as it started.
+  const startDir = opts.cwd ?? processCwd();
   const sessions = new Map<string, Promise<SessionHost>>();
   const hosts = new Set<SessionHost>();
+  const leash = policySource === null ? null : new KernelLeash({
+    source: policySource,
+    tokens: tokenPath === null ? null : new TokenStore(tokenPath),
+    requireToken: opts.requireToken === true,
+    bus,
+    sessions: () => hosts,
+    onError,
+  });
+  if (journal && leash) journal.access = (p) => leash.policies().journalAccess(p);
   const conns = new Set<Deno.Conn>();
   let connectionsTotal = 0;
   let closing: Promise<void> | null = null;
 
+  const ptys = new PtyRegistry(opts.maxPtysPerPrincipal);
   const quotas = new Quotas(opts.quotas);
   const methods = kernelMethods({
     bus,
     tasks,
+    ptys,
     quotas,
     maxQueued: opts.maxQueued,
     journal,
-    session(name, principal) {
+    leash,
+    session(visible, principal) {
+      // One evaluator per (name, principal) (D-13): the kernel's own user keeps plain names.
+      const local = leash?.local ?? localPrincipal();
+      const name = principal === local ? visible : `${visible}@${principal}`;
+      // What the principal's sessions may touch (issue 16; null: unconfined).
       const sandbox = opts.confinement?.(principal) ?? null;
       let p = sessions.get(name);
       if (p) {
-        // A session runs under the confinement of the principal that created it: another
-        // principal's code must not run there under a sandbox that is not its own.
+        // The session was made under its principal's confinement then: a policy that changed
+        // since must not leave it running under a sandbox that is no longer the principal's.
         const key = JSON.stringify(sandbox);
         p = p.then((h) => {
           if (JSON.stringify(h.init.sandbox ?? null) === key) return h;
           throw new RpcError(
             RPC.LEASH_DENIED,
-            `session ${JSON.stringify(name)} runs under another principal's confinement; ` +
-              "attach to a session of your own",
-            { session: name },
+            `session ${JSON.stringify(visible)} runs under another confinement than ` +
+              `${principal}'s policy now asks for; attach to a new session name`,
+            { session: visible },
           );
         });
       } else {
@@ -143,34 +216,47 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
             { limit },
           );
         }
-        // Per principal too (D-31): how many it created, and their heaps together.
+        // Per principal too (D-31): how many it created (the kernel's own user is bounded by
+        // the kernel-wide limit alone), and their heaps together.
         const memoryMb = opts.sessionMemoryMb ?? DEFAULT_SESSION_MEMORY_MB;
         quotas.check(principal, "memory_mb", memoryMb);
-        const leases = [
-          quotas.take(principal, "sessions"),
-          quotas.take(principal, "memory_mb", memoryMb),
-        ];
-        const h = new SessionHost(name, bus, {
-          cwd: opts.cwd ?? Deno.cwd(),
-          env: opts.env ?? Deno.env.toObject(),
-          journal,
-          memoryMb: opts.sessionMemoryMb,
-          runDir,
-          sandbox,
-          places: {
-            state: [
-              ...(opts.stateDir ? [opts.stateDir] : []),
-              ...(journal ? [journal.casDir, journal.store.intakeDir] : []),
-            ],
+        if (principal !== local) quotas.check(principal, "sessions");
+        const leases = [quotas.take(principal, "memory_mb", memoryMb)];
+        if (principal !== local) leases.push(quotas.take(principal, "sessions"));
+        let made: SessionHost | null = null;
+        p = (async () => {
+          const start = sessionStartCwd(startDir); // its note is shown at attach
+          const h = made = new SessionHost(name, bus, {
+            cwd: start.cwd,
+            cwdNote: start.note,
+            env: sessionEnv(opts.env ?? Deno.env.toObject()),
+            journal,
+            principal,
+            visibleName: visible,
+            leash: leash ? (leash.policies(), leash.init(principal)) : null,
+            memoryMb: opts.sessionMemoryMb,
             runDir,
-            socket: bound.path,
-          },
-        });
-        hosts.add(h);
-        p = h.ready().then(() => h);
+            // `rm`'s trash lives under it (issue 13): durable, never in /tmp.
+            stateDir: journal?.stateDir ?? opts.stateDir ?? null,
+            // Never reuse a ref an earlier kernel gave this session (its values are gone).
+            firstOut: (await journal?.lastOut(name) ?? 0) + 1,
+            sandbox,
+            places: {
+              state: [
+                ...(opts.stateDir ? [opts.stateDir] : []),
+                ...(journal ? [journal.casDir, journal.store.intakeDir] : []),
+              ],
+              runDir,
+              socket: bound.path,
+            },
+          });
+          hosts.add(h);
+          await h.ready();
+          return h;
+        })();
         p.catch(() => {
           sessions.delete(name);
-          hosts.delete(h);
+          if (made) hosts.delete(made);
           for (const l of leases) l.release();
         });
         sessions.set(name, p);
@@ -225,6 +311,18 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   };
 
   return { path: bound.path, bus, tasks, finished: accept, close };
+}
+
+/**
+ * A new session's environment: the kernel's, without bearer secrets meant for the kernel's
+ * clients (a session must not read the facade's token or approver identity).
+ */
+function sessionEnv(env: Record<string, string>): Record<string, string> {
+  const out = { ...env };
+  for (const k of Object.keys(out)) {
+    if (k === "SHOAL_TOKEN" || k.startsWith("SHOAL_APPROVER")) delete out[k];
+  }
+  return out;
 }
 
 /** Open file descriptors of this process (-1 when /proc is unreadable). */

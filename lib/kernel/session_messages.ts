@@ -6,7 +6,15 @@
 
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
-import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import type {
+  JournalDone,
+  JournalInit,
+  JournalNote,
+  JReplyMsg,
+  JReqMsg,
+} from "./journal_messages.ts";
+import type { PtyNotice } from "./pty_session.ts";
+import type { Effect, LeashInit } from "../leash/mod.ts";
 import type { IntakeBegin, IntakeFinish, IntakeWhole } from "../store/mod.ts";
 
 /** Main → worker: create the evaluator. */
@@ -25,6 +33,8 @@ export interface InitMsg {
   cgroup?: string | null;
   cwd: string;
   env: Record<string, string>;
+  /** The kernel's state directory (the evaluator's trash is below it), or null. */
+  stateDir?: string | null;
   /** The process runs confined (issue 16): it makes itself non-dumpable first. */
   confined?: boolean;
   /** Spawn pins of a confined session (`spawn_pin.ts`; absent: nothing pinned). */
@@ -36,6 +46,19 @@ export interface InitMsg {
    * its transcript events and logs each with its exec (issue 7, D-20).
    */
   transcriptSeq?: number;
+  /**
+   * The first transcript number this worker gives (`out:N`): one past every ref this session
+   * handed out before — in an earlier worker or an earlier kernel — so none is ever reused.
+   */
+  firstOut?: number;
+  /** The session principal's policy (issue 15); absent: no policy evaluation at all. */
+  leash?: LeashInit | null;
+}
+
+/** Main → worker: the policy file reloaded (issue 15). */
+export interface PolicyMsg {
+  t: "policy";
+  leash: LeashInit;
 }
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
@@ -50,6 +73,11 @@ export interface ExecMsg {
   slot: number;
   /** Who submitted it (its journal row's principal; journaling kernels only). */
   principal?: string;
+  /**
+   * Approved mode (issue 15): the stored plan's effects. The worker re-derives and runs only
+   * if they are unchanged and the policy does not deny it now (D-22).
+   */
+  approved?: Effect[];
 }
 
 /** Main → worker: the running task was cancelled (wakes awaits at once). */
@@ -58,11 +86,17 @@ export interface CancelMsg {
   task: number;
 }
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, names). */
+/**
+ * Request kinds the session answers (`pty`: the session's PTYs, session_ptys.ts; `derive`:
+ * effects and verdict of source or an AST, issue 15).
+ */
+export type RequestKind = "value.get" | "env" | "cwd" | "pty" | "derive";
+
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty, derive). */
 export interface RequestMsg {
   t: "req";
   rid: number;
-  kind: "value.get" | "env" | "cwd";
+  kind: RequestKind;
   params: Record<string, unknown>;
 }
 
@@ -93,6 +127,7 @@ export type ToWorker =
   | RequestMsg
   | InjectMsg
   | JReplyMsg
+  | PolicyMsg
   | PingMsg;
 
 /** Session facts the worker reports after start-up and after an exec that changed them. */
@@ -140,7 +175,8 @@ export type DoneMsg =
     | {
       ok: true;
       n: number;
-      result: { ref: string; uri: string; value: unknown; render: string };
+      /** `journal`: added on the main thread when the record is not whole (issue 19). */
+      result: { ref: string; uri: string; value: unknown; render: string; journal?: JournalNote };
       summary: TranscriptSummary;
       /** Its `session.transcript` event as the worker numbered and logged it (journaling). */
       transcript?: { seq: number; ts: number };
@@ -210,10 +246,17 @@ export interface StoreMsg {
   op: StoreOp;
 }
 
+/** Worker → main: a PTY's screen changed, its program exited, or it was closed. */
+export interface PtyNoticeMsg {
+  t: "pty";
+  notice: PtyNotice;
+}
+
 /** Everything a session process sends. */
 export type FromWorker =
   | IntakeMsg
   | StoreMsg
+  | PtyNoticeMsg
   | PongMsg
   | ReadyMsg
   | DoneMsg

@@ -62,13 +62,13 @@ function socketDirs(): string[] {
 
 /**
  * What a session process needs whatever its principal may touch, each with why. `slots` is its
- * cancel-slot file (shared with the kernel: read-write, and bound back into the hidden run
- * directory).
+ * cancel-slot file (shared with the kernel) and `own` its private directories (spills, trash):
+ * read-write, and bound back into the hidden directories they live in.
  */
 export function sessionRuntimeNeeds(
   places: KernelPlaces,
   slots: string | null,
-  scratch: string | null,
+  own: string[],
 ): RuntimeNeeds {
   const read: RuntimeGrant[] = [
     { path: realpath(Deno.execPath()), why: "the runtime binary" },
@@ -98,10 +98,11 @@ export function sessionRuntimeNeeds(
     { path: "/dev/null", why: "the null device" },
     { path: "/dev/tty", why: "terminals" },
     { path: "/dev/pts", why: "terminals (PTYs)" },
+    { path: "/dev/ptmx", why: "opening PTYs" },
   ];
   if (slots !== null) readWrite.push({ path: slots, why: "the session's cancel flags" });
-  if (scratch !== null) readWrite.push({ path: scratch, why: "the session's capture spills" });
-  const keep = [slots, scratch].filter((p): p is string => p !== null);
+  for (const d of own) readWrite.push({ path: d, why: "the session's own spills and trash" });
+  const keep = [...(slots === null ? [] : [slots]), ...own];
   const hide = [places.runDir, ...socketDirs(), ...places.state];
   return {
     read,
@@ -125,11 +126,11 @@ export class SessionConfinement {
     readonly spec: SandboxSpec,
     places: KernelPlaces,
     slots: string | null,
-    scratch: string | null,
+    own: string[],
     home = Deno.env.get("HOME") ?? "/",
   ) {
     this.lowered = lowerSpec(spec, home);
-    this.plan = planSandbox(this.lowered, sessionRuntimeNeeds(places, slots, scratch));
+    this.plan = planSandbox(this.lowered, sessionRuntimeNeeds(places, slots, own));
   }
 
   /** What the session's spawn gate checks (null: nothing pinned). */

@@ -1,8 +1,9 @@
 /**
  * The session process of one named session (architecture: "sessions never share a thread with
- * the kernel"; issue 16: nor a process). It owns the evaluator and the transcript (`out:N`), runs
- * the execs the kernel hands it one at a time, and answers `value.get`, `env` and `cwd` requests
- * itself. Everything it sends back is bounded wire JSON or rendered text — never a value.
+ * the kernel"; issue 16: nor a process). It owns the evaluator, the transcript (`out:N`) and the
+ * session's PTYs (`session_ptys.ts`: their programs run inside the session's confinement), runs
+ * the execs the kernel hands it one at a time, and answers `value.get`, `env`, `cwd` and `pty`
+ * requests itself. Everything it sends back is bounded wire JSON or rendered text — never a value.
  *
  * It talks to the kernel over its stdin and stdout, one JSON message per line (`serveSession`);
  * nothing else in the process may write to stdout. Its memory, a spin and a crash stay inside
@@ -26,7 +27,7 @@ import { decodeWire, utf8Length } from "../value/wire.ts";
 import { jsonToValue } from "../value/json.ts";
 import { boundText } from "../client/bound_text.ts";
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
-import type { CaptureOptions, CaptureResult } from "../exec/mod.ts";
+import type { CaptureOptions } from "../exec/mod.ts";
 import { killStrays, spawnCapture } from "../exec/mod.ts";
 import {
   type DoneMsg,
@@ -48,6 +49,19 @@ import { isPromise } from "../eval/maybe.ts";
 import { ProxiedCas, ProxiedIntake } from "./journal_ports.ts";
 import { forbidInspection } from "../exec/landlock.ts";
 import { SpawnPins } from "./spawn_pin.ts";
+import { type PtyOp, SessionPtys } from "./session_ptys.ts";
+import { type Evaluator as EvalCore, installHooks } from "../eval/evaluator.ts";
+import { which } from "../exec/mod.ts";
+import { hashFile } from "../store/mod.ts";
+import type { Program, Span } from "../syntax/ast.ts";
+import {
+  canonicalEffects,
+  type Checked,
+  type Effect,
+  evaluatorHost,
+  parseEffects,
+  SessionLeash,
+} from "../leash/mod.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -56,6 +70,8 @@ const lossy = new TextDecoder();
 const SINK_CAP = 65536;
 
 let ev: Evaluator;
+/** The session's PTYs (pty.* requests; issue 17). */
+let ptys: SessionPtys;
 const transcript = new Map<number, Value>();
 let nextOut = 1;
 let lastCwd = "";
@@ -76,6 +92,8 @@ let pins: SpawnPins | null = null;
 /** The seq of this session's next `session.transcript` event (journaling workers number them). */
 let transcriptSeq = 0;
 let sessionName = "";
+/** The session principal's policy, checked here before each exec (issue 15; null: none). */
+let leash: SessionLeash | null = null;
 /** Statement-sink lines and diagnostics of the running exec (bounded). */
 let sinkText = "";
 let diagText = "";
@@ -94,7 +112,9 @@ let commandsRan = false;
  * running command's group — setsid escapers, daemons — so no process outlives its exec.
  */
 function sweepStrays(): void {
-  if (commandsRan && ownCgroup !== null) killStrays(ownCgroup, liveGroups);
+  if (!commandsRan || ownCgroup === null) return void (commandsRan = false);
+  // PTY programs (and their shells' jobs) are live work too (issue 17).
+  killStrays(ownCgroup, ptys.size > 0 ? new Set([...liveGroups, ...ptys.groups()]) : liveGroups);
   commandsRan = false;
 }
 
@@ -133,6 +153,7 @@ function cancellableSleep(ms: number): Promise<void> {
 async function init(m: InitMsg): Promise<void> {
   // Journal (issue 7): this worker opens the shared content store itself.
   sessionName = m.session;
+  nextOut = m.firstOut ?? 1;
   // A confined session (issue 16): nothing it starts may inspect it or speak in its name.
   if (m.confined && !forbidInspection()) {
     console.error("cannot make the confined session non-dumpable: refusing to run");
@@ -151,6 +172,7 @@ async function init(m: InitMsg): Promise<void> {
     // An exec that did something a crash must not hide has its running row logged first.
     journal.onEffect = () => execLog?.begun();
   }
+  if (m.leash) leash = new SessionLeash(m.leash);
   pins = m.pins ? new SpawnPins(m.pins.grants, m.pins.writable) : null;
   slots = CancelSlots.open(m.slots);
   ownCgroup = m.cgroup ?? null;
@@ -159,6 +181,7 @@ async function init(m: InitMsg): Promise<void> {
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
+    stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
         // A command's statement value shows what a terminal would: its output text.
@@ -174,18 +197,22 @@ async function init(m: InitMsg): Promise<void> {
         sleep: cancellableSleep,
       },
       process: {
-        // A confined session's spawn gate runs first (issue 16).
+        // Children also stop when the kernel posts a cancel (not only when the evaluator's
+        // 50 ms flag poll notices).
+        // …and a confined session's spawn pins (issue 16).
         capture: (opts: CaptureOptions) =>
           pins?.active ? pinned(pins, opts).then(capture) : capture(opts),
       },
       journal: journal ?? undefined,
     },
   });
+  installHooks({ gateProgram });
   // Language `channel("user.x").emit(v)` → the kernel bus, as a bounded tagged wire payload.
   ev.onUserEmit = (channel, payload) => {
     const wire = elide(payload, `shoal://events/${channel}`, resolveBudget(null), outcomeOut);
     post({ t: "emit", channel, payload: wire });
   };
+  ptys = new SessionPtys(ev, (notice) => post({ t: "pty", notice }));
   lastCwd = ev.cwd();
   lastFacts = facts();
   factsAt = ev.factsVersion();
@@ -194,20 +221,24 @@ async function init(m: InitMsg): Promise<void> {
 
 /**
  * The process port: children also stop when the kernel posts a cancel (not only when the
- * evaluator's 50 ms flag poll notices).
+ * evaluator's 50 ms flag poll notices); a policy host's spawn gate runs first (issue 15).
  */
-function capture(opts: CaptureOptions): Promise<CaptureResult> {
+async function capture(opts: CaptureOptions) {
   const sig = current?.abort.signal;
   const signal = sig && opts.signal ? AbortSignal.any([sig, opts.signal]) : sig ?? opts.signal;
   const argv0 = opts.argv[0];
-  journal?.effect({
-    kind: "proc_spawn",
-    bin_hash: "",
-    argv0: typeof argv0 === "string" ? argv0 : lossy.decode(argv0),
-  });
-  // Report the child's process group to the kernel (task.suspend/resume, and killing
-  // it should this process die) once it has run for a moment: most commands end
-  // sooner, and two messages per spawn cost the kernel a wake-up each.
+  const name = typeof argv0 === "string" ? argv0 : lossy.decode(argv0);
+  if (leash !== null) {
+    const why = await leash.spawn(name, () => {
+      const path = which(name, opts.env?.PATH, opts.cwd);
+      return path === null ? Promise.resolve("") : hashFile(path);
+    });
+    if (why !== null) throw fail("spawn_denied", `leash: ${why}`);
+  }
+  journal?.effect({ kind: "proc_spawn", bin_hash: "", argv0: name });
+  // Report the child's process group to the kernel (task.suspend/resume, and killing it should
+  // this process die) once it has run for a moment: most commands end sooner, and two messages
+  // per spawn cost the kernel a wake-up each.
   const task = current?.task ?? 0;
   let pgid = 0;
   let reported = false;
@@ -225,9 +256,9 @@ function capture(opts: CaptureOptions): Promise<CaptureResult> {
   };
   // Journal (issue 7): stdout beyond the capture cap spills into the content store.
   const spill = journal ? journal.spillOptions(opts) : {};
-  // Nothing a command leaves running in its group outlives it (issue 16); strays that
-  // left the group (setsid) go when the exec ends (`sweepStrays`).
-  return spawnCapture({ reapOnExit: true, ...opts, signal, onSpawn, ...spill }).then(
+  // Nothing a command leaves running in its group outlives it (issue 16); strays that left
+  // the group (setsid) go when the exec ends (`sweepStrays`).
+  return await spawnCapture({ reapOnExit: true, ...opts, signal, onSpawn, ...spill }).then(
     (r) => journal ? journal.ingestSpill(r) : r,
   ).finally(() => {
     liveGroups.delete(pgid);
@@ -243,6 +274,18 @@ async function pinned(p: SpawnPins, opts: CaptureOptions): Promise<CaptureOption
   const v = await p.check(name, opts.env?.PATH, opts.cwd);
   if (!v.ok) throw fail("spawn_denied", `sandbox: ${v.reason}`);
   return { ...opts, argv: [v.path, ...opts.argv.slice(1)] };
+}
+
+/**
+ * A program a nested evaluator reads from a file (`.shl`, `use`, `source`) is checked as it is
+ * now, against what the running exec was allowed or approved for (D-12).
+ */
+function gateProgram(child: EvalCore, program: Program, what: string, span: Span | null): void {
+  if (leash === null) return;
+  const why = leash.nested(program, evaluatorHost(child), what);
+  if (why !== null) {
+    throw fail("permission", `leash: ${why}`, "plan the exec again (exec mode plan)", span);
+  }
 }
 
 /** Hex SHA-256 of the sorted `NAME=value` lines of the session environment (D-9). */
@@ -336,7 +379,7 @@ async function runExec(m: ExecMsg): Promise<void> {
   diagText = "";
   let done: DoneMsg;
   journal?.startExec();
-  exec = { t0: performance.now(), stmts: [], value: undefined, raised: null };
+  exec = { t0: performance.now(), stmts: [], value: undefined, raised: null, derived: null };
   try {
     done = await evaluate(m, flag);
   } catch (e) {
@@ -366,11 +409,55 @@ async function runExec(m: ExecMsg): Promise<void> {
     done.journal = await journalFinish(journal, m, done, ev);
   }
   current = null;
+  if (leash) leash.authority = null;
   sweepStrays();
   ev.setCancelFlag(idleFlag);
   sinkText = "";
   diagText = "";
   post(done);
+}
+
+/**
+ * Leash (issue 15): derive the exec's effects under the session's state and judge them — or,
+ * in approved mode, compare them with the approved plan. A refusal is the exec's RPC error;
+ * nothing runs. Without a journal, a principal whose policy allows everything skips the
+ * derivation (nothing would read it).
+ */
+function leashCheck(m: ExecMsg, program: Program): RpcErrorObject | null {
+  if (leash === null || (journal === null && m.approved === undefined && leash.policy?.allowAll)) {
+    return null;
+  }
+  // Same source, cwd and bindings/environment: a filesystem-independent derivation is reused.
+  const key = `${ev.factsVersion()}\u0000${ev.cwd()}\u0000${m.src}`;
+  const c: Checked = leash.check(program, evaluatorHost(ev), key);
+  exec.derived = c.effects;
+  const data = { effects: c.effects, reversibility: c.reversibility, verdict: c.verdict };
+  if (m.approved !== undefined) {
+    const why = leash.approve(c, m.approved);
+    if (why !== null) {
+      return { code: RPC.LEASH_DENIED, message: why, data: { ...data, planned: m.approved } };
+    }
+    leash.authority = { kind: "approved", effects: m.approved };
+    return null;
+  }
+  if (c.verdict === "deny") {
+    return {
+      code: RPC.LEASH_DENIED,
+      message: `leash denied execution: the policy of ${leash.principal} does not grant these ` +
+        `effects`,
+      data,
+    };
+  }
+  if (c.verdict === "approval_required") {
+    return {
+      code: RPC.APPROVAL_REQUIRED,
+      message: 'approval required; plan first: exec {mode: "plan"}, then an approver\'s ' +
+        "cap.request {plan_ref}, then plan.apply {plan_ref}",
+      data,
+    };
+  }
+  leash.authority = { kind: "policy" };
+  return null;
 }
 
 async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
@@ -389,12 +476,29 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
       error: {
         code: RPC.PARSE_ERROR,
         message: e.msg,
-        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint },
+        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint, rewrites: e.rewrites },
       },
       cancelled: false,
     };
   }
   jbegin(m, program);
+  const refused = leashCheck(m, program);
+  if (refused !== null) {
+    exec.raised = toErrorValue(
+      fail(
+        refused.code === RPC.APPROVAL_REQUIRED ? "approval_required" : "leash_denied",
+        refused.message,
+      ),
+    );
+    return {
+      t: "done",
+      task: m.task,
+      facts: changedFacts(),
+      ok: false,
+      error: refused,
+      cancelled: false,
+    };
+  }
   let value: Value;
   let raised: ErrorV | null = null;
   try {
@@ -444,11 +548,19 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
 // ---- journal (issue 7) -------------------------------------------------------------------
 
 /** What the running exec did, for its journal record. */
-let exec: { t0: number; stmts: StmtFacts[]; value: Value | undefined; raised: ErrorV | null } = {
+let exec: {
+  t0: number;
+  stmts: StmtFacts[];
+  value: Value | undefined;
+  raised: ErrorV | null;
+  /** Its derived effects (the journal row's effects column; issue 15). */
+  derived: Effect[] | null;
+} = {
   t0: 0,
   stmts: [],
   value: undefined,
   raised: null,
+  derived: null,
 };
 
 /** Start the exec's journal log (its begin line waits for an effect or a wait: `ExecLog`). */
@@ -475,6 +587,10 @@ async function journalFinish(
   ev: IntakeEvent | undefined,
 ): Promise<JournalDone> {
   const rec = await journalRecord(j, m, done);
+  // The row's effects: what the plan derived, plus anything observed it did not name.
+  if (exec.derived !== null) {
+    rec.effects = canonicalEffects([...exec.derived, ...(parseEffects(rec.effects) ?? [])]);
+  }
   if (execLog) return execLog.finish(rec, ev);
   return { warnings: rec.warnings.splice(0), error: "this session keeps no exec log" };
 }
@@ -590,19 +706,67 @@ function rawOf(v: Value, ref: string): unknown {
   );
 }
 
+/** `session.env` (protocol §4.1): names always; values only when `env_read` of all is allowed. */
 function envView(): unknown {
   const env = ev.env();
   const names = [...env.keys()].sort();
+  const policy = leash?.policy;
+  const granted = leash === null ||
+    (policy != null && policy.effectVerdict({ kind: "env_read", names }) === "allow");
+  if (!granted) return { granted: false, names };
   const out: Record<string, string> = {};
   for (const n of names) out[n] = env.get(n)!;
   return { granted: true, names, env: out };
+}
+
+/**
+ * `explain` and plan mode (issue 15): the AST, effects, reversibility and this principal's
+ * verdict of source (parsed in the session's binding context) or of a client's AST.
+ */
+function deriveView(p: Record<string, unknown>): unknown {
+  let program: Program;
+  if (typeof p.src === "string") {
+    try {
+      program = ev.parse(p.src);
+    } catch (e) {
+      if (!(e instanceof ParseError)) throw e;
+      throw new RpcError(RPC.PARSE_ERROR, e.msg, {
+        span: { start: e.span[0], end: e.span[1] },
+        hint: e.hint,
+        rewrites: e.rewrites,
+      });
+    }
+  } else {
+    const a = p.ast as Program;
+    if (a === null || typeof a !== "object" || a.kind !== "Program" || !Array.isArray(a.body)) {
+      throw new RpcError(RPC.INVALID_PARAMS, "invalid ast: expected a Program node {kind, body}");
+    }
+    program = a;
+  }
+  const l = leash ?? new SessionLeash({ principal: "", policy: null, home: "", generation: 0 });
+  let c: Checked;
+  try {
+    c = l.check(program, evaluatorHost(ev));
+  } catch (e) {
+    if (typeof p.src === "string") throw e;
+    throw new RpcError(RPC.INVALID_PARAMS, `invalid ast: ${(e as Error)?.message ?? e}`);
+  }
+  return {
+    ast_version: 2,
+    ast: program,
+    effects: c.effects,
+    reversibility: c.reversibility,
+    verdict: leash === null ? "allow" : c.verdict,
+  };
 }
 
 async function answer(m: RequestMsg): Promise<void> {
   try {
     let result: unknown;
     if (m.kind === "value.get") result = await valueGet(m.params);
+    else if (m.kind === "pty") result = await ptys.handle(m.params as PtyOp);
     else if (m.kind === "env") result = envView();
+    else if (m.kind === "derive") result = deriveView(m.params);
     else result = { display: ev.cwd() };
     post({ t: "reply", rid: m.rid, ok: true, result });
   } catch (e) {
@@ -691,6 +855,10 @@ function dispatch(m: ToWorker): void {
       return post({ t: "pong", n: m.n });
     case "req":
       return void answer(m);
+    case "policy":
+      if (leash) leash.update(m.leash);
+      else leash = new SessionLeash(m.leash);
+      return;
     case "inject":
       // `events.publish` → the language bus; injected events never come back (no echo).
       return ev.injectUserEvent(m.channel, payloadValue(m.payload));

@@ -6,7 +6,12 @@
  * stdout carries protocol frames only; logs go to stderr. The process exits when stdin closes.
  */
 
-import { type JSONRPCMessage, ProtocolError, Server } from "@modelcontextprotocol/server";
+import {
+  inputRequired,
+  type JSONRPCMessage,
+  ProtocolError,
+  Server,
+} from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import denoJson from "../../deno.json" with { type: "json" };
 import { type KernelEvent, RpcError } from "../client/mod.ts";
@@ -15,7 +20,9 @@ import { KernelLink, TransportError } from "./kernel_link.ts";
 import { listResources, readResource, TEMPLATES } from "./resources.ts";
 import { LEGACY_HOLDER, Subscriptions } from "./subscriptions.ts";
 import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools.ts";
+import type { ToolResult } from "./result.ts";
 import { BadUri } from "./uri.ts";
+import { InputNeeded, legacyAsk, modernAsk, StateSeal } from "./approval.ts";
 import { DenoStdioTransport } from "./stdio.ts";
 
 /** Server identity. */
@@ -74,6 +81,23 @@ function listenInspector(subs: Subscriptions): (m: JSONRPCMessage) => Promise<vo
   };
 }
 
+/** Seals the `requestState` of input-required rounds (one key per facade process). */
+const seal = new StateSeal();
+
+/**
+ * The first tool result after the session restarted under the facade (its kernel was lost)
+ * says so, and which refs are gone, before anything else (issue 19).
+ */
+function withRestartNotice(r: ToolResult, link: KernelLink): ToolResult {
+  const n = link.takeRestartNotice();
+  if (n === null) return r;
+  return {
+    ...r,
+    content: [{ type: "text", text: n.message }, ...r.content],
+    structuredContent: { ...(r.structuredContent ?? {}), session_restarted: n },
+  };
+}
+
 /** Build one MCP server instance (the factory is called once per connection era). */
 function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Server {
   const server = new Server(SERVER_INFO, {
@@ -113,9 +137,32 @@ function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Ser
           params: { progressToken: token, progress: elapsedMs / 1000, message },
         }),
     };
+    // Approval in the host (issue 15): only a client that can elicit, only with an approver.
+    const envelope = (ctx.mcpReq.envelope ?? {}) as Obj;
+    const modern = typeof envelope["io.modelcontextprotocol/protocolVersion"] === "string";
+    const caps = (modern
+      ? envelope["io.modelcontextprotocol/clientCapabilities"]
+      : server.getClientCapabilities()) as Obj | undefined;
+    if (caps?.elicitation && link.canApprove) {
+      const principal = link.attached?.principal ?? "the agent";
+      tc.host = modern
+        ? modernAsk(seal, name, v.args, {
+          state: ctx.mcpReq.requestState(),
+          response: ctx.mcpReq.inputResponses?.approve as Obj | undefined,
+        }, (_plan, requestState, message, requestedSchema) =>
+          inputRequired({
+            inputRequests: {
+              approve: inputRequired.elicit({ message, requestedSchema } as never),
+            },
+            requestState,
+          }) as unknown as Obj, principal)
+        : legacyAsk((p) =>
+          ctx.mcpReq.elicitInput(p as never) as never, principal);
+    }
     try {
-      return await tool.run(v.args, tc) as never;
+      return withRestartNotice(await tool.run(v.args, tc), link) as never;
     } catch (e) {
+      if (e instanceof InputNeeded) return e.result as never;
       throw protocolError(e);
     }
   });
@@ -180,12 +227,14 @@ export async function mcpMain(args: string[]): Promise<number> {
     await link.client(); // connect and attach before reading stdin
     await link.probe();
   } catch (e) {
-    const msg = e instanceof RpcError
-      ? `kernel refused session.attach (${e.code}): ${e.message}`
-      : (e as Error).message;
-    log(msg);
-    await link.close();
-    return 1;
+    if (!(e instanceof RpcError)) {
+      log((e as Error).message); // no kernel to be had (or not one of ours): nothing to serve
+      await link.close();
+      return 1;
+    }
+    // The kernel is there but refused the attach: serve anyway, and each call retries and
+    // reports the kernel's error to the host (rather than the host seeing the facade vanish).
+    log(`kernel refused session.attach (${e.code}): ${e.message}; each call will retry`);
   }
   let server: Server | null = null;
   const notify = (uri: string, e: KernelEvent) => {

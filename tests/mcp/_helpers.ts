@@ -51,10 +51,16 @@ export interface TestKernel {
   stop(): Promise<void>;
 }
 
-/** Start `shoal kernel --ephemeral` on a temp socket and wait for its ready line. */
-export async function startKernel(): Promise<TestKernel> {
-  const dir = await Deno.makeTempDir({ prefix: "shoal-mcp-test-" });
+/**
+ * Start `shoal kernel` on a temp socket (`--ephemeral` unless `args` say otherwise; `setup`
+ * prepares the temp dir first and returns extra flags) and wait for its ready line.
+ */
+export async function startKernel(
+  setup?: (dir: string) => Promise<string[]>,
+): Promise<TestKernel> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-mcp-test-" }));
   const socket = join(dir, "run", "k.sock");
+  const flags = setup ? await setup(dir) : ["--ephemeral"];
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -66,7 +72,7 @@ export async function startKernel(): Promise<TestKernel> {
       "kernel",
       "--socket",
       socket,
-      "--ephemeral",
+      ...flags,
     ],
     cwd: dir,
     stdin: "null",
@@ -175,4 +181,44 @@ export async function rpcCode(
     if (typeof x.code !== "number") throw e;
     return { code: x.code, message: x.message, data: x.data };
   }
+}
+
+/** Processes whose command line mentions `needle` (our unique temp dir): leftover kernels. */
+export async function pidsMentioning(needle: string): Promise<number[]> {
+  const out: number[] = [];
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^[0-9]+$/.test(e.name) || Number(e.name) === Deno.pid) continue;
+    try {
+      const cmd = await Deno.readTextFile(`/proc/${e.name}/cmdline`);
+      if (cmd.includes(needle)) out.push(Number(e.name));
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+/** Kernels this test started (by pid, from the facade's stderr line). */
+export function startedPids(stderr: string): number[] {
+  return [...stderr.matchAll(/started kernel pid (\d+)/g)].map((m) => Number(m[1]));
+}
+
+export async function killPid(pid: number): Promise<void> {
+  try {
+    Deno.kill(pid, "SIGTERM");
+  } catch { /* gone already */ }
+  await waitFor(
+    () => {
+      try {
+        Deno.kill(pid, "SIGCONT"); // probe: throws once the process is gone
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    10_000,
+    `kernel ${pid} to exit`,
+  ).catch(() => {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch { /* gone */ }
+  });
 }

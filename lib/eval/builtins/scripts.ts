@@ -36,6 +36,7 @@ import { registerBuiltin, registerCallForm } from "./registry.ts";
 import { absPath, osReason } from "./fs_util.ts";
 import { fileName } from "../methods/path.ts";
 import type { FsPort } from "../fs_port.ts";
+import { doc } from "../docs.ts";
 
 /** Extensions `run` treats as scripts even without a path-like target (§9.8). */
 const SCRIPT_EXTS = new Set(["py", "js", "ts", "sh", "shl", "rb", "lua", "rs"]);
@@ -176,6 +177,7 @@ export function runShl(
     const child = childEvaluator(ev);
     child.root.declare("args", new ListV(args));
     child.root.declare("script", new PathV(path));
+    child.gateProgram(program, `run ${path}`, span);
     return child.evalProgram(program);
   });
 }
@@ -313,26 +315,36 @@ function wordValues(ev: Evaluator, words: CmdArg[], sc: Scope): MaybePromise<Val
   return step(0);
 }
 
-registerBuiltin("run", {
-  structured: false,
-  rawArgs: true,
-  run({ ev, cmd, sc }) {
-    return then(wordValues(ev, cmd.args, sc), (vals) => {
-      if (vals.length === 0) throw fail("arg_error", "run expects a target", null, cmd.span);
-      return runTarget(ev, vals[0], vals.slice(1), sc, cmd.span);
-    });
-  },
-});
+registerBuiltin(
+  "run",
+  doc("run TARGET ARG…", "run a script (.shl, .sh, .py, …) or a program", {
+    structured: false,
+    rawArgs: true,
+    run({ ev, cmd, sc }) {
+      return then(wordValues(ev, cmd.args, sc), (vals) => {
+        if (vals.length === 0) throw fail("arg_error", "run expects a target", null, cmd.span);
+        return runTarget(ev, vals[0], vals.slice(1), sc, cmd.span);
+      });
+    },
+  }),
+);
 
-registerCallForm("run", (ev, a, sc) => {
-  const span = a.span ?? [0, 0];
-  if (a.pos.length === 0) throw fail("arg_error", "run expects a target", null, span);
-  if (a.named.size) {
-    const k = [...a.named.keys()][0];
-    throw fail("arg_error", `unknown argument \`${k}\``, null, span);
-  }
-  return runTarget(ev as Evaluator, a.pos[0], a.pos.slice(1), sc, span);
-});
+registerCallForm(
+  "run",
+  doc(
+    "run(target, args…) -> value",
+    "run a script or program with these arguments",
+    (ev, a, sc) => {
+      const span = a.span ?? [0, 0];
+      if (a.pos.length === 0) throw fail("arg_error", "run expects a target", null, span);
+      if (a.named.size) {
+        const k = [...a.named.keys()][0];
+        throw fail("arg_error", `unknown argument \`${k}\``, null, span);
+      }
+      return runTarget(ev as Evaluator, a.pos[0], a.pos.slice(1), sc, span);
+    },
+  ),
+);
 
 /** `source PATH`: evaluate the file in the current evaluator and scope. */
 function sourceFile(ev: Evaluator, target: Value, sc: Scope, span: Span): MaybePromise<Value> {
@@ -347,6 +359,7 @@ function sourceFile(ev: Evaluator, target: Value, sc: Scope, span: Span): MaybeP
     span,
     ev.boundNames(),
   );
+  ev.gateProgram(program, `source ${abs}`, span);
   return nested(ev, span, () => {
     const body = compileBody(ev, program.body, "top");
     return then(body(sc), (r) => {
@@ -363,18 +376,21 @@ function sourceFile(ev: Evaluator, target: Value, sc: Scope, span: Span): MaybeP
   });
 }
 
-registerBuiltin("source", {
-  structured: false,
-  rawArgs: true,
-  run({ ev, cmd, sc }) {
-    return then(wordValues(ev, cmd.args, sc), (vals) => {
-      if (vals.length !== 1) {
-        throw fail("arg_error", `source expects one path, got ${vals.length}`, null, cmd.span);
-      }
-      return sourceFile(ev, vals[0], sc, cmd.span);
-    });
-  },
-});
+registerBuiltin(
+  "source",
+  doc("source PATH", "evaluate a .shl file in this session (its bindings stay)", {
+    structured: false,
+    rawArgs: true,
+    run({ ev, cmd, sc }) {
+      return then(wordValues(ev, cmd.args, sc), (vals) => {
+        if (vals.length !== 1) {
+          throw fail("arg_error", `source expects one path, got ${vals.length}`, null, cmd.span);
+        }
+        return sourceFile(ev, vals[0], sc, cmd.span);
+      });
+    },
+  }),
+);
 
 /** Resolve `use` target → canonical module file (`mod.shl`, then `mod`). */
 function resolveModule(ev: Evaluator, target: string, span: Span): string {
@@ -418,6 +434,7 @@ function useModule(ev: Evaluator, target: string, sc: Scope, span: Span): MaybeP
   let r: MaybePromise<Value>;
   const child = childEvaluator(ev, dirname(path));
   try {
+    child.gateProgram(program, `use ${path}`, span);
     r = nested(ev, span, () => child.evalProgram(program));
   } catch (e) {
     done();

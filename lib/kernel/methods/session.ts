@@ -13,6 +13,9 @@ import { complete } from "../complete.ts";
 import { sandboxCaps } from "../session_sandbox.ts";
 import { invalid, optBool, optString, optUint, reqString } from "./params.ts";
 import { att, type KernelServices, type P, type Register } from "./types.ts";
+import type { Identity } from "../leash_service.ts";
+import type { SessionHost } from "../session_host.ts";
+import { localPrincipal } from "../../leash/mod.ts";
 
 /** Session names: the same alphabet as socket names, a little longer. */
 const SESSION_NAME = /^[A-Za-z0-9._-]{1,128}$/;
@@ -26,12 +29,7 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
         `invalid session name ${JSON.stringify(name)}: use 1–128 letters, digits, '.', '_' or '-'`,
       );
     }
-    if (optString(p, "token") !== undefined) {
-      throw new RpcError(
-        RPC.AUTH_FAILED,
-        "bearer tokens unavailable: this kernel has no token store yet; attach without a token",
-      );
-    }
+    const token = optString(p, "token");
     const client = p.client;
     if (
       client !== undefined && client !== null &&
@@ -42,25 +40,20 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
     const c = (client ?? {}) as P;
     const kind = optString(c, "kind") ?? "";
     const tty = optBool(c, "tty") ?? false;
-    const principal = `uid:${Deno.uid() ?? 0}`;
-    const session = await k.session(name, principal);
-    conn.attachment = { session, principal, tty, kind };
-    // What the OS enforces for this principal here, dimension by dimension (§11.6, D-33).
-    const sandbox = sandboxCaps(session.confinement);
+    const who = k.leash ? await k.leash.identify(token) : noLeash(token);
+    const session = await k.session(name, who.principal);
+    conn.attachment = { session, principal: who.principal, tty, kind, ...identityOf(who) };
     const result: AttachResult = {
       session: name,
-      principal,
-      caps: {
-        ...sandbox,
-        policy_principal: principal,
-        profile: "local-human",
-        token_caps: [],
-        opaque: "allow",
-      },
-      cwd: { display: session.facts.cwd },
+      principal: who.principal,
+      caps: capsOf(k, who, session),
+      cwd: session.init.cwdNote
+        ? { display: session.facts.cwd, note: session.init.cwdNote }
+        : { display: session.facts.cwd },
+      instance: session.instance,
       env_hash: session.facts.env_hash,
       ast_version: 2,
-      caps_enforced: sandbox.enforced,
+      caps_enforced: sandboxCaps(session.confinement).enforced,
       elide_defaults: { ...ELIDE_DEFAULTS },
       channels: [...STATIC_CHANNELS],
     };
@@ -84,6 +77,7 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
       throw new RpcError(RPC.PARSE_ERROR, e.msg, {
         span: { start: e.span[0], end: e.span[1] },
         hint: e.hint,
+        rewrites: e.rewrites,
       });
     }
   }, false);
@@ -93,6 +87,57 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
     const cursor = optUint(p, "cursor");
     return { candidates: complete(src, cursor, conn.attachment?.session.facts.names ?? null) };
   }, false);
+}
+
+/** Without Leash (a benchmark kernel): the kernel's own user only, no tokens. */
+function noLeash(token: string | undefined): Identity {
+  if (token !== undefined) {
+    throw new RpcError(
+      RPC.AUTH_FAILED,
+      "bearer tokens unavailable: this kernel runs without Leash",
+    );
+  }
+  return { principal: localPrincipal(), profile: "local-human", caps: [], tokenId: null };
+}
+
+function identityOf(who: Identity) {
+  return { profile: who.profile, caps: who.caps, tokenId: who.tokenId };
+}
+
+/**
+ * `caps` as they are (protocol §3.3, D-33): nothing is OS-enforced yet, so `enforced` is false
+ * and `tier` is the tier active for this principal — null when its policy restricts nothing
+ * (the person), "D" (advisory: plan verdicts only) when it does; `available_tier` is the best
+ * backend the host has. `opaque` is the principal's verdict for an opaque effect.
+ */
+function capsOf(k: KernelServices, who: Identity, session: SessionHost): AttachResult["caps"] {
+  const set = k.leash?.policies();
+  const policy = set?.compiled(who.principal) ?? null;
+  const source = set?.sourceOf(who.principal) ?? "builtin";
+  const unrestricted = set === undefined || policy?.allowAll === true;
+  const opaque = set === undefined ? "allow" : policy?.effectVerdict({ kind: "opaque" }) ?? "deny";
+  // What the OS enforces for this principal here, dimension by dimension (§11.6, D-33).
+  const sandbox = sandboxCaps(session.confinement);
+  const confined = session.confinement !== null;
+  return {
+    ...sandbox,
+    tier: confined ? sandbox.tier : unrestricted ? null : "D",
+    policy_principal: source === "none" ? null : who.principal,
+    profile: who.profile,
+    token_caps: who.caps,
+    opaque,
+    approver: set?.isApprover(who.principal) ?? true,
+    policy: source,
+    note: source === "none"
+      ? `no policy section for ${who.principal}: every effect and plan is denied`
+      : confined
+      ? "the policy is evaluated on every plan and exec, and the OS confines this principal's " +
+        "session to its grants as `detail` says"
+      : unrestricted
+      ? "this principal's policy allows every effect; nothing is sandboxed"
+      : "the policy is evaluated on every plan and exec (advisory, tier D); no OS sandbox " +
+        "confines this principal's session (caps_enforced is false)",
+  };
 }
 
 /** Parser binding context from a session's root bindings. */
