@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     while (!finished) busy.push(...await times(20, () => k.call("exec", { src: "1 + 2" })));
     const err = await hogDone;
     console.log(
-      `a neighbour hit its heap limit: ${String(err?.message ?? err).slice(0, 60)}…`,
+      `a neighbour hit its heap limit: ${String((err as Error)?.message ?? err).slice(0, 60)}…`,
     );
     const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.99)];
     console.log(

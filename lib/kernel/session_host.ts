@@ -233,6 +233,7 @@ export class SessionHost {
     if (!this.confinement?.confined) return { casDir: j.casDir, intake };
     this.#proxy = new JournalProxy(j.store.cas, intake, this.name);
     return { casDir: j.casDir, intake, proxied: { spillDir: this.#scratch! } };
+  }
 
   #leash: LeashInit | null;
 

@@ -169,7 +169,9 @@ Deno.test({
           `sh { ls ${state}; cat ${state}/journal.db; touch ${state}/intake/x ${state}/cas/x }`,
         );
         assertEquals(r.value.ok, false);
-        assertEquals((await run(c, `sh { ls -A ${state} }`)).value.out?.v, "");
+        // Only its own corner (its trash) is there: nothing of the kernel's.
+        assertEquals((await run(c, `sh { ls -A ${state} }`)).value.out?.v, "confined");
+        assertEquals((await run(c, `sh { ls -A ${state}/confined }`)).value.out?.v, "s");
         assertMatch((await raised(c, `cat ${state}/journal.db`)).message, /not found|No such/i);
         // What it ran is journaled, attributed by the kernel, with its stored output.
         await run(c, `sh { seq 1 200000 }`);
@@ -407,7 +409,7 @@ Deno.test({
       const a = await client(k.path, "shared");
       const e = await rpcError(client(k.path, "shared"));
       assertEquals(e.code, RPC.LEASH_DENIED);
-      assertMatch(e.message, /another principal's confinement/);
+      assertMatch(e.message, /runs under another confinement/);
       a.close();
     } finally {
       await k.close();

@@ -8,7 +8,11 @@ import { deepStrictEqual as assertEquals, match as assertMatch } from "node:asse
 import { RPC } from "../../lib/client/errors.ts";
 import { parseKernelArgs } from "../../lib/kernel/cli.ts";
 import { DEFAULT_QUOTAS, Quotas } from "../../lib/kernel/quotas.ts";
-import { client, rpcError, withKernel } from "./_helpers.ts";
+import { join } from "node:path";
+import { KernelClient } from "../../lib/client/client.ts";
+import { startKernel } from "../../lib/kernel/server.ts";
+import { TokenStore } from "../../lib/leash/mod.ts";
+import { client, rpcError, tempDir, withKernel } from "./_helpers.ts";
 
 type QuotaData = { quota: string; limit: number; used: number };
 
@@ -18,19 +22,36 @@ function assertQuota(e: { code: number; data?: unknown }, quota: string, limit: 
   assertEquals([d.quota, d.limit], [quota, limit]);
 }
 
-Deno.test("quota: sessions per principal", async () => {
-  await withKernel(async (k) => {
-    const a = await client(k.path, "a");
-    const b = await client(k.path, "b");
-    const e = await rpcError(client(k.path, "c"));
+Deno.test("quota: sessions per principal (other than the kernel's own)", async () => {
+  const dir = await Deno.realPath(await tempDir());
+  const state = join(dir, "state");
+  await Deno.mkdir(state);
+  const bearer = (await new TokenStore(join(state, "tokens.json")).create("agent:q", "q")).bearer;
+  const k = await startKernel({
+    socket: join(dir, "k.sock"),
+    stateDir: state,
+    cwd: dir,
+    onError: () => {},
+    quotas: { sessions: 2 },
+  });
+  try {
+    const as = (session: string) =>
+      KernelClient.connect({ socket: k.path, attach: { session, token: bearer } });
+    const a = await as("a");
+    const b = await as("b");
+    const e = await rpcError(as("c"));
     assertQuota(e, "sessions", 2);
     assertEquals((e.data as QuotaData).used, 2);
     assertMatch(e.message, /sessions quota \(2 of 2\); attach to one of your sessions/);
-    // An existing session is still open to it.
-    (await client(k.path, "a")).close();
+    // Its existing sessions stay open to it, and the kernel's own user is not counted.
+    (await as("a")).close();
+    for (const s of ["x", "y", "z"]) (await client(k.path, s)).close();
     a.close();
     b.close();
-  }, { quotas: { sessions: 2 } });
+  } finally {
+    await k.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
 });
 
 Deno.test("quota: memory is the sum of the principal's session heaps", async () => {
