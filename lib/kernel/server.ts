@@ -26,7 +26,7 @@ import {
   TokenStore,
   tokenStorePath,
 } from "../leash/mod.ts";
-import type { SandboxSpec } from "../exec/sandbox_spec.ts";
+import { emptySandboxSpec, type SandboxSpec } from "../exec/sandbox_spec.ts";
 import { type QuotaLimits, Quotas } from "./quotas.ts";
 import { DEFAULT_SESSION_MEMORY_MB } from "./session_process.ts";
 
@@ -73,8 +73,8 @@ export interface KernelOptions {
   /**
    * What a principal's sessions may touch (issue 16): each session of a principal for which
    * this returns a spec runs confined to it (Landlock, a socket filter, a private mount
-   * namespace); null means unconfined — the permissive local human. Leash supplies it from
-   * the principal's policy.
+   * namespace); null means unconfined — the permissive local human. Default: from the
+   * principal's Leash policy (restricted ⇒ confined to it).
    */
   confinement?: (principal: string) => SandboxSpec | null;
   /** Per-principal quotas (D-31); unset ones keep `DEFAULT_QUOTAS`. */
@@ -170,6 +170,14 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
     onError,
   });
   if (journal && leash) journal.access = (p) => leash.policies().journalAccess(p);
+  // Confinement (issue 16): a principal whose policy restricts anything runs its sessions under
+  // the OS sandbox lowered from it (its policy section is a sandbox spec as it is); one whose
+  // policy allows everything (the person's built-in policy) runs unconfined.
+  const confinement = opts.confinement ?? (leash === null ? undefined : (principal: string) => {
+    const policy = leash.policies().compiled(principal);
+    if (policy?.allowAll) return null;
+    return policy?.spec ?? emptySandboxSpec(); // no section: everything denied, nothing granted
+  });
   const conns = new Set<Deno.Conn>();
   let connectionsTotal = 0;
   let closing: Promise<void> | null = null;
@@ -189,7 +197,7 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
       const local = leash?.local ?? localPrincipal();
       const name = principal === local ? visible : `${visible}@${principal}`;
       // What the principal's sessions may touch (issue 16; null: unconfined).
-      const sandbox = opts.confinement?.(principal) ?? null;
+      const sandbox = confinement?.(principal) ?? null;
       let p = sessions.get(name);
       if (p) {
         // The session was made under its principal's confinement then: a policy that changed

@@ -14,6 +14,7 @@
  */
 
 import { join } from "node:path";
+import { createHash } from "node:crypto";
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { EventBus } from "./event_bus.ts";
 import {
@@ -161,10 +162,15 @@ export class SessionHost {
     this.confinement = null;
     if (init.sandbox && init.places) {
       // Where a confined session spills large captures before it stores them (through us).
-      this.#scratch = Deno.makeTempDirSync({ dir: init.places.runDir, prefix: `${plain}.` });
+      // File names of its own: the session key with anything unusual replaced, and a digest
+      // of the key so that two keys never share one.
+      const own = `${name.replace(/[^A-Za-z0-9._-]/g, "_")}.${
+        createHash("sha256").update(name).digest("hex").slice(0, 12)
+      }`;
+      this.#scratch = Deno.makeTempDirSync({ dir: init.places.runDir, prefix: `${own}.` });
       // Its own corner of the state directory (`rm`'s trash): never another principal's.
       if (init.stateDir) {
-        this.#ownState = join(init.stateDir, "confined", plain);
+        this.#ownState = join(init.stateDir, "confined", own);
         Deno.mkdirSync(this.#ownState, { recursive: true, mode: 0o700 });
       }
       try {

@@ -173,6 +173,7 @@ async function init(m: InitMsg): Promise<void> {
     journal.onEffect = () => execLog?.begun();
   }
   if (m.leash) leash = new SessionLeash(m.leash);
+  if (leash && m.confined) leash.sandboxed = true;
   pins = m.pins ? new SpawnPins(m.pins.grants, m.pins.writable) : null;
   slots = CancelSlots.open(m.slots);
   ownCgroup = m.cgroup ?? null;

@@ -121,7 +121,7 @@ function capsOf(k: KernelServices, who: Identity, session: SessionHost): AttachR
   const confined = session.confinement !== null;
   return {
     ...sandbox,
-    tier: confined ? sandbox.tier : unrestricted ? null : "D",
+    tier: confined && sandbox.tier !== null ? sandbox.tier : unrestricted ? null : "D",
     policy_principal: source === "none" ? null : who.principal,
     profile: who.profile,
     token_caps: who.caps,
