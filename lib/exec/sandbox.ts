@@ -22,7 +22,7 @@ import { basename, dirname } from "node:path";
 import { DELETE_RIGHTS, FS, fsRights, landlockAbi, READ_RIGHTS } from "./landlock.ts";
 import { seccompAvailable } from "./seccomp.ts";
 import type { LaunchPlan } from "./sandbox_launcher.ts";
-import { beneath, type LoweredSpec } from "./sandbox_spec.ts";
+import { beneath, exists, type LoweredSpec } from "./sandbox_spec.ts";
 
 /** A path the runtime itself needs, and why (reported in `detail`). */
 export interface RuntimeGrant {
@@ -264,15 +264,6 @@ export function planSandbox(
       missing: [...new Set(missing)],
     },
   };
-}
-
-function exists(p: string): boolean {
-  try {
-    Deno.statSync(p);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function list(xs: readonly string[]): string {

@@ -105,7 +105,8 @@ export function globRoot(glob: string, home: string): { root: string; exact: boo
   return { root, exact };
 }
 
-function exists(path: string): boolean {
+/** True when `path` exists (any kind of file). */
+export function exists(path: string): boolean {
   try {
     Deno.statSync(path);
     return true;
