@@ -207,6 +207,17 @@ export function planSandbox(
     detail.push("Unix sockets are not filtered here: the session could reach the kernel socket");
   } else detail.push("Unix sockets: none can be created (the kernel socket is unreachable)");
 
+  // ---- privileges: as root only bubblewrap drops the capabilities Landlock does not cover
+  // (module loading, raw devices, reboot…).
+  if (Deno.uid() === 0 && host.bwrap === null && landlock) {
+    fs = false;
+    missing.push("privileges");
+    detail.push(
+      "the kernel runs as root and bubblewrap is not usable here: the session keeps " +
+        "root's capabilities",
+    );
+  }
+
   // ---- spawns: children inherit the domain; pins gate the session's own spawns.
   let spawn = landlock;
   if (spec.pins.length > 0) {
@@ -230,7 +241,13 @@ export function planSandbox(
         ...spec.delete.map((p) => rule(p, DELETE_RIGHTS)),
       ],
       tcp: tcp && n.mode !== "open" ? { connect: n.connect, bind: n.bind } : null,
-      sockets: n.mode === "none" ? "none" : n.mode === "open" ? "any" : "tcp",
+      sockets: !host.seccomp
+        ? null
+        : n.mode === "none"
+        ? "none"
+        : n.mode === "open"
+        ? "any"
+        : "tcp",
       scope: true,
     }
     : null;

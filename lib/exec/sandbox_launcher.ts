@@ -17,8 +17,9 @@ export interface LaunchPlan {
   /** Filesystem rules; rights as decimal strings (64-bit masks). */
   paths: { path: string; rights: string }[];
   tcp: { connect: number[] | null; bind: number[] | null } | null;
-  /** Which IP sockets the socket filter lets through (it refuses Unix sockets always). */
-  sockets: IpSockets;
+  /** Which IP sockets the socket filter lets through (it refuses Unix sockets always); null: no
+   * filter for this architecture (the plan's report says so). */
+  sockets: IpSockets | null;
   /** Scope abstract Unix sockets and signals to the domain. */
   scope: boolean;
 }
@@ -53,7 +54,7 @@ export function confineAndExec(plan: LaunchPlan, argv: string[]): never {
   };
   try {
     restrictSelf(rules);
-    installIpSocketFilter(plan.sockets);
+    if (plan.sockets !== null) installIpSocketFilter(plan.sockets);
   } catch (e) {
     die(`cannot confine ${argv[0]}: ${(e as Error).message}`);
   }

@@ -420,3 +420,23 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: "confined: a PTY opens inside the sandbox and its program is confined too",
+  ignore: !canConfine,
+  fn: () =>
+    withConfined(narrow(), async (k, dir) => {
+      const c = await client(k.path, "s");
+      const p = await c.call<{ pty_id: string }>("pty.open", { cmd: "sh", args: [] });
+      await c.call("pty.send", { pty_id: p.pty_id, input: `cat ${dir}/no/secret; echo\r` });
+      const r = await c.call<{ screen?: string; text?: string }>("pty.read", {
+        pty_id: p.pty_id,
+        wait_for: "denied",
+        timeout_ms: 15000,
+      });
+      assertEquals((r as { timed_out?: boolean }).timed_out, false);
+      assertMatch(JSON.stringify(r), /Permission denied/);
+      await c.call("pty.close", { pty_id: p.pty_id }).catch(() => {});
+      c.close();
+    }),
+});
