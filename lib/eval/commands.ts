@@ -225,7 +225,7 @@ export function runCmd(
         if (b.flags !== undefined) {
           const r = at(cmd.span, () => readFlags(head, b.flags!, collected.items, cmd.span));
           // A GNU flag the builtin lacks: the external program of that name does the work.
-          if (r.k === "external") return runExternal(ev, full, [], sc);
+          if (r.k === "external") return runExternal(ev, full, [], sc, stmtPos);
           if (r.k === "help") return builtinOutcome(head, helpText(head), cmd.span);
           a = { ...collected, pos: r.pos, flags: r.flags };
         }
@@ -241,7 +241,7 @@ export function runCmd(
     }
     if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
   } else if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
-  return runExternal(ev, cmd, extra, sc);
+  return runExternal(ev, cmd, extra, sc, stmtPos);
 }
 
 /** Apply `>`/`>>` to a structured builtin's value: write its bytes, yield null (§9.4). */
@@ -284,7 +284,7 @@ function runAlias(
   call: CmdExpr,
   extra: CmdArg[],
   sc: Scope,
-  _stmtPos: boolean,
+  stmtPos: boolean,
 ): MaybePromise<Value> {
   const stored = alias.cmd;
   const merged: CmdExpr = {
@@ -294,7 +294,8 @@ function runAlias(
     background: stored.background || call.background,
     span: call.span,
   };
-  return runCmd(ev, merged, sc, [...call.args, ...extra], false);
+  // Statement position carries over: an alias at a prompt runs in the foreground too.
+  return runCmd(ev, merged, sc, [...call.args, ...extra], stmtPos);
 }
 
 /** Words for alias arguments given in expression form (§7.5 step 4, §8.4). */
@@ -373,6 +374,7 @@ export async function spawnOutcome(
   cmd: CmdExpr | null,
   sc: Scope,
   span: Span,
+  foreground = false,
 ): Promise<OutcomeV> {
   const head = typeof argv[0] === "string" ? argv[0] : new TextDecoder().decode(argv[0]);
   const display = argv.map((a) => (typeof a === "string" ? a : new TextDecoder().decode(a)))
@@ -382,8 +384,13 @@ export async function spawnOutcome(
     const prefix = (cmd?.env ?? []).map((p): [string, string] => [p.name, p.value]);
     let env: Record<string, string>;
     ({ argv, env } = await resolveSpawn(ev, argv, prefix, span));
+    // A statement-position command with no redirect runs in the host's foreground, if it
+    // has one (the REPL / CLI at a person's terminal; issue 14).
+    const fg = foreground && opts.stdin === undefined && opts.stdout === undefined
+      ? ev.ports.process.foreground
+      : undefined;
     r = await ev.withCancelSignal((signal) =>
-      ev.ports.process.capture({
+      (fg ?? ev.ports.process.capture)({
         argv,
         cwd: ev.cwd(),
         env,
@@ -435,6 +442,7 @@ function runExternal(
   cmd: CmdExpr,
   extra: CmdArg[],
   sc: Scope,
+  stmtPos: boolean,
 ): MaybePromise<Value> {
   const args = extra.length ? [...cmd.args, ...extra] : cmd.args;
   const head = cmd.headKind === "path" ? expandTilde(ev, cmd.head) : cmd.head;
@@ -447,7 +455,7 @@ function runExternal(
       else opts.stdout = { path, append: r.op === ">>" };
     }
     const argv0 = cmd.headKind === "path" && !isAbsolute(head) ? resolve(ev.cwd(), head) : head;
-    return spawnOutcome(ev, [argv0, ...rest], opts, cmd, sc, cmd.span);
+    return spawnOutcome(ev, [argv0, ...rest], opts, cmd, sc, cmd.span, stmtPos);
   });
 }
 
@@ -484,6 +492,7 @@ export function runLangBlock(
   e: LangBlockExpr,
   sc: Scope,
   stdin: Uint8Array | null,
+  stmtPos = false,
 ): Promise<OutcomeV> {
   const argv = langArgv(e.lang, e.src);
   let input: StdinSpec | undefined = stdin ?? undefined;
@@ -498,14 +507,22 @@ export function runLangBlock(
     }
     input = new TextEncoder().encode(e.src);
   }
-  return spawnOutcome(ev, argv ?? [e.lang], { stdin: input }, null, sc, e.span);
+  return spawnOutcome(
+    ev,
+    argv ?? [e.lang],
+    input === undefined ? {} : { stdin: input },
+    null,
+    sc,
+    e.span,
+    stmtPos && argv !== null,
+  );
 }
 
 /** Compile an interpreter block. */
 export function compileLangBlock(ev: Evaluator, e: LangBlockExpr, stmtPos: boolean): CE {
   const span = e.span;
   if (!stmtPos) return (sc) => runLangBlock(ev, e, sc, null);
-  return (sc) => runLangBlock(ev, e, sc, null).then((v) => failIfNotOk(v, span));
+  return (sc) => runLangBlock(ev, e, sc, null, true).then((v) => failIfNotOk(v, span));
 }
 
 /**

@@ -97,6 +97,8 @@ export interface EvaluatorOptions {
   cancel?: Int32Array;
   /** REPL mode: `it`/`out` are bound after each evaluation. */
   repl?: boolean;
+  /** The resolved configuration the `config` namespace shows (§13.2; hosts inject it). */
+  config?: RecordV | null;
   /**
    * The host's state directory (kernel `--state-dir`, the CLI's default): `rm`'s trash lives
    * in `<stateDir>/trash`, surviving reboots. Null or absent: a private temp directory.
@@ -162,6 +164,8 @@ export class Evaluator implements Interp {
    */
   onUserEmit: ((channel: string, payload: Value) => void) | null = null;
   repl: boolean;
+  /** The injected configuration snapshot (`config.get/all`), or null. */
+  configSnapshot: RecordV | null;
   /** The host's state directory (see `EvaluatorOptions.stateDir`), or null. */
   readonly stateDir: string | null;
   private cwdPath: string;
@@ -179,6 +183,7 @@ export class Evaluator implements Interp {
     this.envMap = new EnvMap(Object.entries(opts.env ?? Deno.env.toObject()));
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
+    this.configSnapshot = opts.config ?? null;
     this.stateDir = opts.stateDir ?? null;
     this.root = new Scope(null);
     if (this.repl) {
@@ -189,6 +194,11 @@ export class Evaluator implements Interp {
   }
 
   // ---- Interp ----------------------------------------------------------------------------
+
+  /** The configuration snapshot the host injected (`config` namespace). */
+  config(): RecordV | null {
+    return this.configSnapshot;
+  }
 
   /** The session cwd (absolute). */
   cwd(): string {
@@ -267,6 +277,7 @@ export class Evaluator implements Interp {
       env: Object.fromEntries(this.envMap),
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
+      config: this.configSnapshot,
       stateDir: this.stateDir,
     };
   }

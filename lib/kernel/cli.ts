@@ -9,6 +9,7 @@
  */
 
 import { PolicyLoadError } from "../leash/mod.ts";
+import { configuredStateDir, loadConfig, type ShoalConfig } from "../config/mod.ts";
 import { defaultStateDir, socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
@@ -129,6 +130,13 @@ export function parseKernelArgs(args: string[]): KernelArgs {
 
 export { defaultStateDir };
 
+/** The resolved configuration as the kernel reads it (warnings go to stderr). */
+function kernelConfig(): ShoalConfig {
+  const { config, warnings } = loadConfig({ cwd: Deno.cwd(), env: Deno.env.toObject() });
+  for (const w of warnings) console.error(`shoal-kernel: warning: ${w}`);
+  return config;
+}
+
 /** Run the kernel until a signal; returns the process exit code. */
 export async function kernelMain(args: string[]): Promise<number> {
   let a: KernelArgs;
@@ -143,18 +151,27 @@ export async function kernelMain(args: string[]): Promise<number> {
     return 0;
   }
   closeInheritedFds();
+  // shoal.toml (§9): `journal.*` give the defaults of --state-dir / --no-journal, and
+  // `leash.policy` the default of --policy (a missing or malformed file is fatal either way).
+  let cfg;
+  try {
+    cfg = kernelConfig();
+  } catch (e) {
+    console.error(`shoal-kernel: ${(e as Error).message}`);
+    return 2;
+  }
   const path = socketPath({ explicit: a.socket, session: a.session });
   let kernel;
   try {
     kernel = await startKernel({
       socket: path,
       session: a.session,
-      stateDir: a.ephemeral ? null : (a.stateDir ?? defaultStateDir()),
+      stateDir: a.ephemeral ? null : (a.stateDir ?? configuredStateDir(cfg)),
       ephemeral: a.ephemeral,
-      ...(a.noJournal ? { journal: false } : {}),
-      policy: a.policy,
+      policy: a.policy ?? cfg.leash.policy,
       tokenStore: a.tokenStore,
       requireToken: a.requireToken,
+      ...(a.noJournal || !cfg.journal.enabled ? { journal: false } : {}),
       ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
       quotas: a.quotas,
     });

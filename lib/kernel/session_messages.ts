@@ -4,6 +4,7 @@
  * process boundary as values: the session answers with bounded wire JSON and rendered text.
  */
 
+import type { More } from "./paged_render.ts";
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
 import type {
@@ -88,11 +89,12 @@ export interface CancelMsg {
 
 /**
  * Request kinds the session answers (`pty`: the session's PTYs, session_ptys.ts; `derive`:
- * effects and verdict of source or an AST, issue 15).
+ * effects and verdict of source or an AST, issue 15; `complete`: completion with the
+ * session's bindings, cwd and env).
  */
-export type RequestKind = "value.get" | "env" | "cwd" | "pty" | "derive";
+export type RequestKind = "value.get" | "env" | "cwd" | "pty" | "derive" | "complete";
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty, derive). */
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty, derive, …). */
 export interface RequestMsg {
   t: "req";
   rid: number;
@@ -175,8 +177,18 @@ export type DoneMsg =
     | {
       ok: true;
       n: number;
-      /** `journal`: added on the main thread when the record is not whole (issue 19). */
-      result: { ref: string; uri: string; value: unknown; render: string; journal?: JournalNote };
+      /**
+       * `more`: where a cut render goes on (`paged_render.ts`); `journal`: added on the main
+       * thread when the record is not whole (issue 19).
+       */
+      result: {
+        ref: string;
+        uri: string;
+        value: unknown;
+        render: string;
+        more?: More;
+        journal?: JournalNote;
+      };
       summary: TranscriptSummary;
       /** Its `session.transcript` event as the worker numbered and logged it (journaling). */
       transcript?: { seq: number; ts: number };

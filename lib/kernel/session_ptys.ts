@@ -22,6 +22,13 @@ import { RPC, RpcError } from "../client/errors.ts";
 import { ShoalError } from "../value/errors.ts";
 import { AgentPty, type MatchIn, type PtyNotice } from "./pty_session.ts";
 
+/** The spawn gate of PTY programs (see {@link SessionPtys}). */
+export type PtyGate = (
+  program: string,
+  env: Record<string, string>,
+  cwd: string,
+) => Promise<{ refuse: "deny" | "approval"; why: string } | null>;
+
 /** A request from the main thread (`params.op` says which). */
 export type PtyOp =
   | {
@@ -56,7 +63,15 @@ const unknown = (id: number) =>
 export class SessionPtys {
   readonly #ptys = new Map<number, AgentPty>();
 
-  constructor(readonly ev: Evaluator, readonly notify: (n: PtyNotice) => void) {}
+  /**
+   * `gate` is the session's spawn gate for PTY programs (Leash, D-38): null when the resolved
+   * program may start, else a refusal raised as -32010 (deny) or -32011 (approval).
+   */
+  constructor(
+    readonly ev: Evaluator,
+    readonly notify: (n: PtyNotice) => void,
+    readonly gate: PtyGate = () => Promise.resolve(null),
+  ) {}
 
   /** Open PTYs (tests, diagnostics). */
   get size(): number {
@@ -131,6 +146,15 @@ export class SessionPtys {
         [0, 0],
       );
       env.TERM ??= DEFAULT_TERM;
+      const head = typeof argv[0] === "string" ? argv[0] : new TextDecoder().decode(argv[0]);
+      const no = await this.gate(head, env, this.ev.cwd());
+      if (no !== null) {
+        throw new RpcError(
+          no.refuse === "deny" ? RPC.LEASH_DENIED : RPC.APPROVAL_REQUIRED,
+          `leash: ${no.why}`,
+          { cmd: display },
+        );
+      }
       pty = openPty({
         argv,
         cwd: this.ev.cwd(),
@@ -141,6 +165,7 @@ export class SessionPtys {
         killScope: cgroupKillAvailable() ? "cgroup" : "group",
       });
     } catch (e) {
+      if (e instanceof RpcError) throw e;
       if (e instanceof ShoalError) throw failed(e.err.msg, { code: e.err.code });
       if (isExecError(e)) {
         throw failed(e.message, { kind: e.kind, ...(e.hint ? { hint: e.hint } : {}) });

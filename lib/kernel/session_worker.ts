@@ -18,14 +18,14 @@ import { Evaluator } from "../eval/mod.ts";
 import { toErrorValue } from "../eval/errors.ts";
 import { outcomeOut as deriveOut } from "../eval/outcome.ts";
 import { ParseError } from "../syntax/mod.ts";
-import { BytesV, type ErrorV, OutcomeV, typeName, type Value } from "../value/types.ts";
+import { BytesV, type ErrorV, OutcomeV, TableV, typeName, type Value } from "../value/types.ts";
 import { fail } from "../value/errors.ts";
-import { displayTop, renderBlock } from "../value/render.ts";
+import { displayTop } from "../value/render.ts";
+import { joinPath, pageAt, pagedRender } from "./paged_render.ts";
 import { elide, elisionCount, HARD_CAP, resolveBudget, uriWithPath } from "../value/elide.ts";
 import { parsePath, SelectError, selectPath, sliceValue } from "../value/select.ts";
 import { decodeWire, utf8Length } from "../value/wire.ts";
 import { jsonToValue } from "../value/json.ts";
-import { boundText } from "../client/bound_text.ts";
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { CaptureOptions } from "../exec/mod.ts";
 import { killStrays, spawnCapture } from "../exec/mod.ts";
@@ -49,6 +49,8 @@ import { isPromise } from "../eval/maybe.ts";
 import { ProxiedCas, ProxiedIntake } from "./journal_ports.ts";
 import { forbidInspection } from "../exec/landlock.ts";
 import { SpawnPins } from "./spawn_pin.ts";
+import { completeAt } from "../eval/complete.ts";
+import { configSnapshotFor } from "../config/mod.ts";
 import { type PtyOp, SessionPtys } from "./session_ptys.ts";
 import { type Evaluator as EvalCore, installHooks } from "../eval/evaluator.ts";
 import { which } from "../exec/mod.ts";
@@ -68,6 +70,8 @@ const lossy = new TextDecoder();
 
 /** Text the statement sink and diagnostics may collect per exec before it is cut. */
 const SINK_CAP = 65536;
+/** Lines/rows a `value.get` render of an explicit slice may show (the 64 KiB wall still holds). */
+const SLICE_ROWS = 5000;
 
 let ev: Evaluator;
 /** The session's PTYs (pty.* requests; issue 17). */
@@ -182,6 +186,8 @@ async function init(m: InitMsg): Promise<void> {
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
+    // `config.get/all` shows the resolved shoal.toml, as in the CLI (issue 14).
+    config: configSnapshotFor(m.cwd, m.env),
     stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
@@ -213,7 +219,15 @@ async function init(m: InitMsg): Promise<void> {
     const wire = elide(payload, `shoal://events/${channel}`, resolveBudget(null), outcomeOut);
     post({ t: "emit", channel, payload: wire });
   };
-  ptys = new SessionPtys(ev, (notice) => post({ t: "pty", notice }));
+  ptys = new SessionPtys(
+    ev,
+    (notice) => post({ t: "pty", notice }),
+    (program, env, cwd) =>
+      leash === null ? Promise.resolve(null) : leash.ptySpawn(program, () => {
+        const path = program.includes("/") ? program : which(program, env.PATH, cwd);
+        return path === null ? Promise.resolve("") : hashFile(path);
+      }),
+  );
   lastCwd = ev.cwd();
   lastFacts = facts();
   factsAt = ev.factsVersion();
@@ -350,12 +364,6 @@ function summarize(v: Value): TranscriptSummary {
       type === "bytes"
     ? { type, n }
     : { type };
-}
-
-function renderFor(v: Value, uri: string, tty: boolean): string {
-  const body = v === null ? "" : renderBlock(v, 80);
-  const text = sinkText === "" ? body : body === "" ? sinkText.replace(/\n$/, "") : sinkText + body;
-  return boundText(text, uri, tty);
 }
 
 function errorData(err: ErrorV, ref: string, uri: string): Record<string, unknown> {
@@ -533,13 +541,21 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
   const budget = resolveBudget(m.elide);
   const wire = elide(value, uri, budget, outcomeOut);
   const isOutcome = value instanceof OutcomeV;
+  const shown = pagedRender(value, {
+    ref,
+    path: "",
+    offset: 0,
+    cwd: ev.cwd(),
+    tty: m.tty,
+    before: sinkText,
+  });
   return {
     t: "done",
     task: m.task,
     facts: changedFacts(),
     ok: true,
     n,
-    result: { ref, uri, value: wire, render: renderFor(value, uri, m.tty) },
+    result: { ref, uri, value: wire, ...shown },
     summary: summarize(value),
     outcomeFailed: isOutcome && !(value as OutcomeV).ok,
     signalled: isOutcome && (value as OutcomeV).signal !== null,
@@ -663,9 +679,7 @@ async function valueGet(p: Record<string, unknown>): Promise<unknown> {
     }
   }
   const format = (p.format as string | undefined) ?? "json";
-  if (format === "render") {
-    return { ref: canon, render: boundText(v === null ? "" : renderBlock(v, 80), uri, !!p.tty) };
-  }
+  if (format === "render") return renderPage(v, v0, canon, path, p, !!p.tty);
   if (format === "raw") {
     if (journal && SessionJournal.isLazy(v) && v.size <= HARD_CAP) {
       v = await journal.lazySlice(v, 0, v.size, canon);
@@ -674,6 +688,50 @@ async function valueGet(p: Record<string, unknown>): Promise<unknown> {
   }
   const budget = resolveBudget(p.elide as Record<string, number> | null);
   return { ref: canon, value: elide(v, uri, budget, outcomeOut) };
+}
+
+/**
+ * `format: "render"`: the selected value rendered for reading; an explicit slice is shown whole
+ * (up to the render wall), and `more` names the next page of the original value when it goes on.
+ */
+function renderPage(
+  v: Value,
+  v0: Value,
+  ref: string,
+  path: string,
+  p: Record<string, unknown>,
+  tty: boolean,
+): unknown {
+  const slice = Array.isArray(p.slice) ? p.slice as [number, number] : null;
+  const place = { ref, path: joinPath(path), offset: slice?.[0] ?? 0, cwd: ev.cwd(), tty };
+  if (!slice) return { ref, ...pagedRender(v, place) };
+  // Does the value go on after the slice?
+  let whole: Value = v0;
+  let goesOn = false;
+  try {
+    if (path !== "") whole = selectPath(v0, parsePath(path), outcomeOut);
+    goesOn = elisionCount(sliceValue(whole, slice[1], slice[1] + 1)) > 0;
+  } catch { /* not sliceable after all: no next page */ }
+  // A text page that stops inside a line ends at the line before it, so pages join by lines.
+  let end = slice[1];
+  if (goesOn && typeof v === "string" && !v.endsWith("\n")) {
+    const nl = v.lastIndexOf("\n");
+    if (nl > 0) {
+      v = v.slice(0, nl);
+      end = slice[0] + [...v].length + 1;
+    }
+  } else if (goesOn && v instanceof BytesV && v.ref === null && v.data.at(-1) !== 10) {
+    const nl = v.data.lastIndexOf(10);
+    if (nl > 0) {
+      v = new BytesV(v.data.subarray(0, nl));
+      end = slice[0] + nl + 1;
+    }
+  }
+  const page = pagedRender(v, { ...place, maxRows: SLICE_ROWS });
+  if (page.more || !goesOn) return { ref, ...page };
+  const text = typeof whole === "string" || whole instanceof BytesV;
+  const unit = text ? "lines" : whole instanceof TableV ? "rows" : "items";
+  return { ref, ...page, more: pageAt(ref, place.path, end, unit, null) };
 }
 
 /** `format: "raw"`, bounded by the hard cap (D-7): bigger payloads must be sliced. */
@@ -768,7 +826,14 @@ async function answer(m: RequestMsg): Promise<void> {
     else if (m.kind === "pty") result = await ptys.handle(m.params as PtyOp);
     else if (m.kind === "env") result = envView();
     else if (m.kind === "derive") result = deriveView(m.params);
-    else result = { display: ev.cwd() };
+    // Completion with the session's own bindings, cwd and environment (paths, PATH).
+    else if (m.kind === "complete") {
+      result = completeAt(String(m.params.src), m.params.cursor as number | undefined, {
+        names: facts().names,
+        cwd: ev.cwd(),
+        env: ev.env(),
+      });
+    } else result = { display: ev.cwd() };
     post({ t: "reply", rid: m.rid, ok: true, result });
   } catch (e) {
     const error: RpcErrorObject = e instanceof RpcError

@@ -8,7 +8,8 @@
  * * {@link SessionLeash.nested} checks a program a nested evaluator is about to run that the
  *   exec's plan could not see in full — a `.shl` script, a `use`d module or a `source`d file as
  *   it is on disk *now* (D-12): it must stay inside what the exec was allowed or approved for;
- * * {@link SessionLeash.spawn} is the spawn gate (pinning, `hermetic`).
+ * * {@link SessionLeash.spawn} is the spawn gate (pinning, `hermetic`);
+ * * {@link SessionLeash.ptySpawn} judges a PTY open like an exec of its program (D-38).
  *
  * @module
  */
@@ -123,6 +124,31 @@ export class SessionLeash {
     if (v === "allow") return null;
     return `${what} needs ${v === "deny" ? "effects the policy denies" : "approval"} for ` +
       `${this.principal}: ${JSON.stringify(d.effects)}`;
+  }
+
+  /**
+   * A PTY open (D-38): its program is an unknown external, so it is judged like an exec of it —
+   * `proc_spawn` plus `opaque`, irreversible — and then passes the spawn gate. Null when it may
+   * start; else `deny` (-32010) or `approval` (-32011; PTYs have no plan path yet) and why.
+   */
+  async ptySpawn(
+    argv0: string,
+    hash: () => Promise<string>,
+  ): Promise<{ refuse: "deny" | "approval"; why: string } | null> {
+    const effects: Effect[] = [{ kind: "proc_spawn", bin_hash: "", argv0 }, { kind: "opaque" }];
+    const v = this.policy ? this.policy.planVerdict(effects, "irreversible") : "deny";
+    if (v === "deny") {
+      return { refuse: "deny", why: `the policy of ${this.principal} denies starting ${argv0}` };
+    }
+    if (v === "approval_required") {
+      return {
+        refuse: "approval",
+        why: `starting ${argv0} on a PTY needs approval for ${this.principal}, and PTYs have ` +
+          `no plan path: run it through exec (plan, approve, apply) instead`,
+      };
+    }
+    const why = await this.spawn(argv0, hash);
+    return why === null ? null : { refuse: "deny", why };
   }
 
   /**

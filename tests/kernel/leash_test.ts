@@ -637,6 +637,35 @@ Deno.test("spawn gate: pinning and hermetic (§11.4)", opts, async () => {
   });
 });
 
+Deno.test("PTY opens pass the same policy and spawn gate as commands (D-38)", opts, async () => {
+  await withSuite(async (s) => {
+    const open = (c: KernelClient, cmd: string) => c.call<R>("pty.open", { cmd, args: [] });
+    // The person: allowed.
+    const human = await s.attach("human");
+    const h = await open(human, "true");
+    await human.call("pty.close", { pty_id: h.pty_id });
+    // opaque = "ask": a PTY program needs approval, and PTYs have no plan path.
+    const narrow = await s.attach("narrow");
+    const n = await rpcError(open(narrow, "sh"));
+    assertEquals(n.code, RPC.APPROVAL_REQUIRED);
+    assertEquals((n.data as R).cmd, "sh");
+    assertMatch(n.message, /needs approval .* run it through exec/);
+    // An unknown principal: denied.
+    const ghost = await s.attach("ghost");
+    assertEquals((await rpcError(open(ghost, "true"))).code, RPC.LEASH_DENIED);
+    // Pinned spawns: only what proc_spawn names.
+    const pinned = await s.attach("pinned");
+    const ok = await open(pinned, "true");
+    await pinned.call("pty.close", { pty_id: ok.pty_id });
+    const p = await rpcError(open(pinned, "sh"));
+    assertEquals(p.code, RPC.LEASH_DENIED);
+    assertMatch(p.message, /policy of agent:pinned denies starting sh/);
+    // Hermetic: no sandbox here yet, so nothing starts.
+    const herm = await s.attach("hermetic");
+    assertEquals((await rpcError(open(herm, "true"))).code, RPC.LEASH_DENIED);
+  });
+});
+
 Deno.test(
   "nested evaluators inherit principal, policy and cancellation (D-12)",
   opts,

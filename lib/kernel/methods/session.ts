@@ -9,7 +9,7 @@ import { RPC, RpcError } from "../../client/errors.ts";
 import { type AttachResult, STATIC_CHANNELS } from "../../client/protocol.ts";
 import { parse, ParseError } from "../../syntax/mod.ts";
 import { ELIDE_DEFAULTS } from "../../value/elide.ts";
-import { complete } from "../complete.ts";
+import { complete } from "../../eval/complete.ts";
 import { sandboxCaps } from "../session_sandbox.ts";
 import { invalid, optBool, optString, optUint, reqString } from "./params.ts";
 import { att, type KernelServices, type P, type Register } from "./types.ts";
@@ -85,7 +85,11 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
   add("complete", (p, conn) => {
     const src = reqString(p, "src", "complete");
     const cursor = optUint(p, "cursor");
-    return { candidates: complete(src, cursor, conn.attachment?.session.facts.names ?? null) };
+    // Attached: the session's worker completes with its bindings, cwd, env and PATH (paths,
+    // executables) and says which bytes the candidates replace (`from`). Unattached: the
+    // context-free words only.
+    if (conn.attachment) return conn.attachment.session.request("complete", { src, cursor });
+    return { candidates: complete(src, cursor, null) };
   }, false);
 }
 
