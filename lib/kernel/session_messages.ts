@@ -16,6 +16,7 @@ import type {
 } from "./journal_messages.ts";
 import type { PtyNotice } from "./pty_session.ts";
 import type { Effect, LeashInit } from "../leash/mod.ts";
+import type { IntakeBegin, IntakeFinish, IntakeWhole } from "../store/mod.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -35,6 +36,10 @@ export interface InitMsg {
   env: Record<string, string>;
   /** The kernel's state directory (the evaluator's trash is below it), or null. */
   stateDir?: string | null;
+  /** The process runs confined (issue 16): it makes itself non-dumpable first. */
+  confined?: boolean;
+  /** Spawn pins of a confined session (`spawn_pin.ts`; absent: nothing pinned). */
+  pins?: { grants: string[]; writable: string[] } | null;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */
   journal?: JournalInit | null;
   /**
@@ -110,8 +115,14 @@ export interface PingMsg {
   n: number;
 }
 
+/** Main → worker: the answer to a {@link StoreMsg} (confined sessions; issue 16). */
+export type StoreReplyMsg =
+  | { t: "storer"; rid: number; ok: true; result: unknown }
+  | { t: "storer"; rid: number; ok: false; error: { code: string; message: string } };
+
 /** Everything the kernel sends. */
 export type ToWorker =
+  | StoreReplyMsg
   | InitMsg
   | ExecMsg
   | CancelMsg
@@ -220,6 +231,33 @@ export interface PongMsg {
   n: number;
 }
 
+/**
+ * Worker → main: one journal intake line for the kernel to write (a confined session cannot
+ * reach the intake; issue 16). Ordered before the exec's `done`.
+ */
+export interface IntakeMsg {
+  t: "intake";
+  line: IntakeBegin | IntakeFinish | IntakeWhole;
+}
+
+/** A content-store operation a confined session asks of the kernel (bytes as base64). */
+export type StoreOp =
+  | { op: "put"; b64: string; fsync: boolean }
+  | { op: "open"; fsync: boolean }
+  | { op: "chunk"; id: number; b64: string }
+  | { op: "close"; id: number }
+  | { op: "abort"; id: number }
+  | { op: "get"; ref: string }
+  | { op: "range"; ref: string; offset: number; length: number }
+  | { op: "refresh"; ref: string };
+
+/** Worker → main: a content-store operation (answered with {@link StoreReplyMsg}). */
+export interface StoreMsg {
+  t: "store";
+  rid: number;
+  op: StoreOp;
+}
+
 /** Worker → main: a PTY's screen changed, its program exited, or it was closed. */
 export interface PtyNoticeMsg {
   t: "pty";
@@ -228,6 +266,8 @@ export interface PtyNoticeMsg {
 
 /** Everything a session process sends. */
 export type FromWorker =
+  | IntakeMsg
+  | StoreMsg
   | PtyNoticeMsg
   | PongMsg
   | ReadyMsg

@@ -46,6 +46,9 @@ import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
+import { ProxiedCas, ProxiedIntake } from "./journal_ports.ts";
+import { forbidInspection } from "../exec/landlock.ts";
+import { SpawnPins } from "./spawn_pin.ts";
 import { completeAt } from "../eval/complete.ts";
 import { configSnapshotFor } from "../config/mod.ts";
 import { type PtyOp, SessionPtys } from "./session_ptys.ts";
@@ -86,6 +89,10 @@ let idleFlag: Int32Array;
 let journal: SessionJournal | null = null;
 /** Where this worker logs its execs for the journal (`exec_log.ts`). */
 let execLog: ExecLog | null = null;
+/** A confined session's content store, proxied by the kernel (issue 16). */
+let proxiedCas: ProxiedCas | null = null;
+/** A confined session's spawn pins (issue 16; null: nothing pinned). */
+let pins: SpawnPins | null = null;
 /** The seq of this session's next `session.transcript` event (journaling workers number them). */
 let transcriptSeq = 0;
 let sessionName = "";
@@ -151,15 +158,27 @@ async function init(m: InitMsg): Promise<void> {
   // Journal (issue 7): this worker opens the shared content store itself.
   sessionName = m.session;
   nextOut = m.firstOut ?? 1;
+  // A confined session (issue 16): nothing it starts may inspect it or speak in its name.
+  if (m.confined && !forbidInspection()) {
+    console.error("cannot make the confined session non-dumpable: refusing to run");
+    Deno.exit(126);
+  }
   if (m.journal) {
-    journal = await SessionJournal.open(m.journal, post);
+    // Confined, it reaches neither store itself: the kernel writes for it (journal_ports.ts).
+    const proxied = m.journal.proxied;
+    proxiedCas = proxied ? new ProxiedCas(post, proxied.spillDir) : null;
+    journal = await SessionJournal.open(m.journal, post, proxiedCas ?? undefined);
     const i = m.journal.intake;
-    execLog = new ExecLog(new IntakeWriter(i.dir, i.token, i.worker));
+    execLog = new ExecLog(
+      proxied ? new ProxiedIntake(post) : new IntakeWriter(i.dir, i.token, i.worker),
+    );
     transcriptSeq = m.transcriptSeq ?? 0;
     // An exec that did something a crash must not hide has its running row logged first.
     journal.onEffect = () => execLog?.begun();
   }
   if (m.leash) leash = new SessionLeash(m.leash);
+  if (leash && m.confined) leash.sandboxed = true;
+  pins = m.pins ? new SpawnPins(m.pins.grants, m.pins.writable) : null;
   slots = CancelSlots.open(m.slots);
   ownCgroup = m.cgroup ?? null;
   idleFlag = slots.flag(0);
@@ -187,7 +206,9 @@ async function init(m: InitMsg): Promise<void> {
       process: {
         // Children also stop when the kernel posts a cancel (not only when the evaluator's
         // 50 ms flag poll notices).
-        capture,
+        // …and a confined session's spawn pins (issue 16).
+        capture: (opts: CaptureOptions) =>
+          pins?.active ? pinned(pins, opts).then(capture) : capture(opts),
       },
       journal: journal ?? undefined,
     },
@@ -259,6 +280,15 @@ async function capture(opts: CaptureOptions) {
     clearTimeout(reportTimer);
     if (reported) post({ t: "child", task, pgid, live: false });
   });
+}
+
+/** A confined session's spawn gate (issue 16): the pinned program, or a refusal. */
+async function pinned(p: SpawnPins, opts: CaptureOptions): Promise<CaptureOptions> {
+  const argv0 = opts.argv[0];
+  const name = typeof argv0 === "string" ? argv0 : lossy.decode(argv0);
+  const v = await p.check(name, opts.env?.PATH, opts.cwd);
+  if (!v.ok) throw fail("spawn_denied", `sandbox: ${v.reason}`);
+  return { ...opts, argv: [v.path, ...opts.argv.slice(1)] };
 }
 
 /**
@@ -876,6 +906,8 @@ function dispatch(m: ToWorker): void {
       return void init(m);
     case "jreply":
       return journal?.reply(m);
+    case "storer":
+      return proxiedCas?.reply(m);
     case "exec":
       return void runExec(m);
     case "cancel":
