@@ -9,6 +9,7 @@
 
 import { basename } from "node:path";
 import { fileURLToPath } from "node:url";
+import { LineSplitter } from "./line_splitter.ts";
 
 /** Default heap limit of one session process, in MiB (`--session-memory` overrides). */
 export const DEFAULT_SESSION_MEMORY_MB = 2048;
@@ -65,29 +66,20 @@ const MAX_STDERR_LINE = 4096;
 
 /** Copy a session's stderr to ours, one labelled line at a time. */
 async function forwardStderr(src: ReadableStream<Uint8Array>, prefix: string): Promise<void> {
-  const decoder = new TextDecoder();
-  let pending = "";
   const emit = (line: string) => {
-    if (line === "") return;
     const cut = line.length > MAX_STDERR_LINE ? line.slice(0, MAX_STDERR_LINE) + "…" : line;
     const bytes = encoder.encode(prefix + cut + "\n");
     for (let off = 0; off < bytes.length;) off += Deno.stderr.writeSync(bytes.subarray(off));
   };
+  const lines = new LineSplitter(emit);
   try {
     for await (const chunk of src) {
-      pending += decoder.decode(chunk, { stream: true });
-      let nl;
-      while ((nl = pending.indexOf("\n")) >= 0) {
-        emit(pending.slice(0, nl));
-        pending = pending.slice(nl + 1);
-      }
-      if (pending.length > MAX_STDERR_LINE) {
-        emit(pending);
-        pending = "";
-      }
+      lines.push(chunk);
+      if (lines.pendingLength > MAX_STDERR_LINE) emit(lines.takeRest());
     }
   } catch { /* the process went away */ }
-  if (pending !== "") emit(pending);
+  const rest = lines.takeRest();
+  if (rest !== "") emit(rest);
 }
 
 /**
@@ -118,22 +110,14 @@ export function startSessionProcess(
   }).spawn();
   void forwardStderr(child.stderr, `shoal-kernel: session ${opts.label}: `);
   const writer = child.stdin.getWriter();
-  let writing = Promise.resolve();
   let dead = false;
   void (async () => {
-    const decoder = new TextDecoder();
-    let pending = "";
+    const lines = new LineSplitter(onLine);
     try {
       for await (const chunk of child.stdout) {
-        pending += decoder.decode(chunk, { stream: true });
-        let nl;
-        while ((nl = pending.indexOf("\n")) >= 0) {
-          const line = pending.slice(0, nl);
-          pending = pending.slice(nl + 1);
-          if (line !== "") onLine(line);
-        }
+        lines.push(chunk);
         // A session (a confined one is not trusted) must not grow the kernel without bound.
-        if (pending.length > MAX_SESSION_LINE) {
+        if (lines.pendingLength > MAX_SESSION_LINE) {
           console.error(
             `shoal-kernel: session ${opts.label}: a message line exceeded ` +
               `${MAX_SESSION_LINE} bytes; the session is killed`,
@@ -153,7 +137,8 @@ export function startSessionProcess(
     send(json) {
       if (dead) return;
       const bytes = encoder.encode(json + "\n");
-      writing = writing.then(() => writer.write(bytes)).catch(() => {});
+      // The stream queues writes in order; a failed one means the process is gone.
+      writer.write(bytes).catch(() => {});
     },
     status,
     kill() {
