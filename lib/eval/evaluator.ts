@@ -39,6 +39,7 @@ import { expandGlob } from "./glob.ts";
 import { BUILTIN_HEADS, CALL_FORMS, type CallForm, getBuiltin } from "./builtins/registry.ts";
 import { isStackOverflow, recursionLimit } from "./errors.ts";
 import { which } from "../exec/mod.ts";
+import { reefLayer } from "./resolve_head.ts";
 import { isNamespaceName, namespaceMember } from "./namespaces/mod.ts";
 import "./builtins/core.ts";
 import { checkTaskCancelled, runInTask, TaskControl } from "./tasks.ts";
@@ -59,18 +60,6 @@ export interface EvalHooks {
   injectUserEvent?: (ev: Evaluator, channel: string, payload: Value) => void;
   /** Close the language channel bus (channels module). */
   closeChannels?: (ev: Evaluator) => void;
-  /**
-   * Tool resolution for an external head without a `/` (Reef, §18): the program to start
-   * instead of a PATH lookup, or null for ambient PATH behaviour. May raise the reef errors
-   * (`reef_unlocked`, `reef_drift`, …). `env` is this spawn's environment (editable: a
-   * resolver may prepend to PATH).
-   */
-  resolveProgram?: (
-    ev: Evaluator,
-    head: string,
-    env: Record<string, string>,
-    span: Span,
-  ) => MaybePromise<string | null>;
 }
 
 const HOOKS: EvalHooks = {};
@@ -92,6 +81,8 @@ export interface EvaluatorOptions {
   cancel?: Int32Array;
   /** REPL mode: `it`/`out` are bound after each evaluation. */
   repl?: boolean;
+  /** `with reef:` layers in force (a child evaluator inherits its parent's), innermost last. */
+  reef?: RecordV[];
 }
 
 /** State of a spawned task (`TaskV.impl`). */
@@ -167,6 +158,7 @@ export class Evaluator implements Interp {
     this.envMap = new EnvMap(Object.entries(opts.env ?? Deno.env.toObject()));
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
+    if (opts.reef) this.reefOverrides.push(...opts.reef);
     this.root = new Scope(null);
     if (this.repl) {
       // `it`/`out` exist from the first line on (null / no results yet).
@@ -254,6 +246,7 @@ export class Evaluator implements Interp {
       env: Object.fromEntries(this.envMap),
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
+      reef: [...this.reefOverrides],
     };
   }
 
@@ -650,6 +643,7 @@ export class Evaluator implements Interp {
               s.span,
             );
           }
+          reefLayer(s.v, s.span); // constraint strings only: type_error here, not at a spawn
           this.reefOverrides.push(s.v);
         }
       }
