@@ -219,7 +219,9 @@ export function runCmd(
         }));
     }
     if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
-  } else if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
+  } else if (head.endsWith(".shl") || ev.hooks.runsAsScript?.(ev, head)) {
+    return ev.runScriptCommand(cmd, sc);
+  }
   return runExternal(ev, cmd, extra, sc);
 }
 

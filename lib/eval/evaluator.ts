@@ -55,6 +55,8 @@ export interface EvalHooks {
   collectStream?: (ev: Evaluator, s: StreamV, span: Span) => MaybePromise<Value[]>;
   useModule?: (ev: Evaluator, target: string, sc: Scope, span: Span) => MaybePromise<void>;
   runScript?: (ev: Evaluator, cmd: CmdExpr, sc: Scope) => MaybePromise<Value>;
+  /** True when a path head (not `.shl`) is a script `runScript` should start (scripts module). */
+  runsAsScript?: (ev: Evaluator, head: string) => boolean;
   resolveCasRef?: (ev: Evaluator, ref: string, span: Span | null) => MaybePromise<Value>;
   /** Publish a host event on the language channel bus (channels module). */
   injectUserEvent?: (ev: Evaluator, channel: string, payload: Value) => void;

@@ -60,3 +60,15 @@ export {
   resolveTool,
 } from "./resolve.ts";
 export { type CommandResolution, resolveCommand } from "./command.ts";
+export {
+  ambientRow,
+  bindingRows,
+  type Cell,
+  doctorRows,
+  type Row,
+  snapshot,
+  type SnapshotBinding,
+  whichAllRows,
+  whichRow,
+} from "./report.ts";
+export { addTool, fetchTool, lockAll, parseSpec, setTool, SpecError } from "./maintain.ts";
