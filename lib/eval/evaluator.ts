@@ -39,7 +39,7 @@ import { expandGlob } from "./glob.ts";
 import { BUILTIN_HEADS, CALL_FORMS, type CallForm, getBuiltin } from "./builtins/registry.ts";
 import { isStackOverflow, recursionLimit } from "./errors.ts";
 import { which } from "../exec/mod.ts";
-import { reefLayer } from "./resolve_head.ts";
+import { constrains, reefLayer } from "./resolve_head.ts";
 import { isNamespaceName, namespaceMember } from "./namespaces/mod.ts";
 import "./builtins/core.ts";
 import { checkTaskCancelled, runInTask, TaskControl } from "./tasks.ts";
@@ -380,11 +380,14 @@ export class Evaluator implements Interp {
 
   // ---- names -----------------------------------------------------------------------------
 
-  /** True when `name` is a command name: a builtin head or an executable on PATH (§7.4). */
+  /**
+   * True when `name` is a command name: a builtin head, an executable on PATH, or a tool a
+   * Reef scope constrains (it may live off PATH, e.g. a mise install) (§7.4).
+   */
   isCommandName(name: string): boolean {
     if (getBuiltin(name) !== undefined) return true;
     if (name.includes("/") || name.includes(".")) return false;
-    return which(name, this.envMap.get("PATH"), this.cwdPath) !== null;
+    return which(name, this.envMap.get("PATH"), this.cwdPath) !== null || constrains(this, name);
   }
 
   /** A free identifier in value position (§7.4). */

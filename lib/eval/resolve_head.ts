@@ -25,7 +25,9 @@ import type { Span } from "../syntax/ast.ts";
 import { fail, ShoalError } from "../value/errors.ts";
 import { type RecordV, typeName } from "../value/types.ts";
 import {
+  chainOf,
   type CommandResolution,
+  decide,
   type Manifest,
   type ManifestProblem,
   overrideManifest,
@@ -33,7 +35,9 @@ import {
   type ReefContext,
   ReefError,
   resolveCommand,
+  writeAtomic,
 } from "../reef/mod.ts";
+import { journaledWrite } from "./journal_port.ts";
 import type { Evaluator } from "./evaluator.ts";
 
 export type { CommandResolution } from "../reef/mod.ts";
@@ -81,8 +85,14 @@ export function reefContext(
     env,
     layers,
     policy,
-    spawn: (o) => ev.ports.process.capture(o),
+    // Probes and `mise install` go through the session's process port, cancellable.
+    spawn: (o) =>
+      ev.withCancelSignal((signal) =>
+        ev.ports.process.capture({ ...o, signal: o.signal ?? signal })
+      ),
     notice: (line) => ev.ports.stderr(line + "\n"),
+    // Lock and manifest writes are journaled like any builtin write (undo restores them).
+    writeFile: (path, text) => journaledWrite(ev, path, () => writeAtomic(path, text)),
   };
 }
 
@@ -132,5 +142,15 @@ export async function resolveHead(
   } catch (e) {
     if (e instanceof ShoalError) throw e;
     throw reefFailure(e, span);
+  }
+}
+
+/** True when a Reef scope in force mentions `name` (a conflict counts: spawning reports it). */
+export function constrains(ev: Evaluator, name: string): boolean {
+  const ctx = reefContext(ev, sessionEnv(ev));
+  try {
+    return decide(name, chainOf(ctx)) !== null;
+  } catch {
+    return true;
   }
 }

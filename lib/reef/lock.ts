@@ -98,10 +98,20 @@ export function renderLock(entries: ReadonlyMap<string, LockEntry>): string {
   return out;
 }
 
-/** Write the lock atomically (temp file in the same directory, then rename). */
-export function writeLock(path: string, entries: ReadonlyMap<string, LockEntry>): void {
-  writeAtomic(path, renderLock(entries));
-  locks.forget(path);
+/** How Reef replaces a file (a journaling host records the write; default {@link writeAtomic}). */
+export type FileWriter = (path: string, text: string) => void;
+
+/** Write the lock (atomically by default). */
+export function writeLock(
+  path: string,
+  entries: ReadonlyMap<string, LockEntry>,
+  write: FileWriter = writeAtomic,
+): void {
+  try {
+    write(path, renderLock(entries));
+  } finally {
+    locks.forget(path);
+  }
 }
 
 /** Replace `path` with `text` atomically; failure is `reef_provider`. */

@@ -165,7 +165,7 @@ export async function addTool(spec: string, ctx: ReefContext): Promise<Row> {
       throw new ReefError("reef_provider", `reading manifest ${path}: ${reason(e)}`);
     }
   }
-  writeAtomic(path, setTool(path, text, tool, version));
+  (ctx.writeFile ?? writeAtomic)(path, setTool(path, text, tool, version));
   forgetManifest(path);
   const out: Row = {
     added: `${tool}@${version}`,
@@ -181,7 +181,7 @@ export async function addTool(spec: string, ctx: ReefContext): Promise<Row> {
     const d = decide(tool, chain);
     if (d === null) throw new ReefError("reef_provider", `${tool} is not in scope after the edit`);
     const fresh = await entryFor(await selectCandidate(d, ictx));
-    persist(chain, [fresh]);
+    persist(chain, [fresh], ctx.writeFile);
     return { ...out, locked: true, version: fresh.version, path: fresh.path };
   } catch (e) {
     if (!(e instanceof ReefError)) throw e;
@@ -236,7 +236,7 @@ export async function lockAll(ctx: ReefContext, refresh: boolean): Promise<Row[]
       });
     }
   }
-  persist(chain, updates, refresh);
+  persist(chain, updates, ctx.writeFile, refresh);
   return rows;
 }
 

@@ -45,7 +45,14 @@ export {
   withLayers,
 } from "./scopes.ts";
 export { chainFor, type ChainRow, decide, type Decision, mentionedTools } from "./decide.ts";
-export { type LockEntry, type LockRead, readLock, renderLock } from "./lock.ts";
+export {
+  type FileWriter,
+  type LockEntry,
+  type LockRead,
+  readLock,
+  renderLock,
+  writeAtomic,
+} from "./lock.ts";
 export { cachedDigest, fileDigest } from "./digest.ts";
 export { PROBE_DEADLINE_MS, probeVersion, type Spawner } from "./probe.ts";
 export { allCandidates, type Candidate, PROVIDER_ORDER } from "./providers.ts";

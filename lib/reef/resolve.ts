@@ -17,7 +17,7 @@
 import { reason, ReefError } from "./errors.ts";
 import type { Manifest } from "./manifest.ts";
 import { decide, type Decision, sourceOf } from "./decide.ts";
-import { type LockEntry, readLock, writeLock } from "./lock.ts";
+import { type FileWriter, type LockEntry, readLock, writeLock } from "./lock.ts";
 import { fileDigest } from "./digest.ts";
 import { probeVersion, type Spawner } from "./probe.ts";
 import { allCandidates, type Candidate, PROVIDER_ORDER } from "./providers.ts";
@@ -47,6 +47,8 @@ export interface ReefContext {
   spawn?: Spawner;
   /** Receives the one-line notice of an interactive auto-lock. */
   notice?: (line: string) => void;
+  /** How manifests and locks are written (a journaling host records it); default atomic. */
+  writeFile?: FileWriter;
 }
 
 /** A tool Reef resolved. */
@@ -224,6 +226,7 @@ export async function entryFor(c: Candidate): Promise<LockEntry> {
 export function persist(
   chain: ScopeChain,
   updates: readonly LockEntry[],
+  write: FileWriter | undefined,
   overwriteInvalid = false,
 ): void {
   if (chain.lockPath === null || updates.length === 0) return;
@@ -236,7 +239,7 @@ export function persist(
   }
   const next = new Map(current);
   for (const u of updates) next.set(u.name, u);
-  writeLock(chain.lockPath, next);
+  writeLock(chain.lockPath, next, write);
 }
 
 /**
@@ -257,7 +260,7 @@ export async function resolveTool(
   if (ctx.policy === "script") throw unlocked(d, chain, e);
   const chosen = await selectCandidate(d, ctx);
   const fresh = await entryFor(chosen);
-  persist(chain, [fresh]);
+  persist(chain, [fresh], ctx.writeFile);
   ctx.notice?.(
     `reef: locked ${name}@${fresh.version} via ${fresh.provider} (${fresh.path})` +
       (chain.lockPath === null ? " — not saved: no manifest in scope has a reef.lock" : ""),
