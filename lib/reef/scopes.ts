@@ -40,8 +40,9 @@ export interface ScopeChain {
   /** Manifests that exist but could not be used (reported, never silently skipped). */
   readonly problems: readonly ManifestProblem[];
   /**
-   * Where `reef.lock` lives: beside the nearest `.reef.toml`, else beside the first
-   * discovered scope (the user `shoal.toml` included); null when nothing was discovered.
+   * Where `reef.lock` lives: beside the nearest `.reef.toml` that declares tools (else the
+   * nearest `.reef.toml`, else the first discovered scope, the user `shoal.toml` included);
+   * null when nothing was discovered.
    */
   readonly lockPath: string | null;
   /** Any scope says `hermetic = true`. */
@@ -118,7 +119,10 @@ function build(parts: ManifestRead[]): ScopeChain {
     if (p.ok) scopes.push(p.manifest);
     else if (!p.missing) problems.push(p.problem);
   }
-  const native = scopes.find((s) => s.kind === "reef") ?? scopes[0];
+  // A runner- or option-only .reef.toml (a scope since we fixed upstream's drop) must not
+  // move the lock away from the manifest that declares the tools.
+  const native = scopes.find((s) => s.kind === "reef" && s.tools.size > 0) ??
+    scopes.find((s) => s.kind === "reef") ?? scopes[0];
   const lockPath = native?.path ? join(native.path, "..", LOCK_FILE) : null;
   return { scopes, problems, lockPath, hermetic: scopes.some((s) => s.hermetic) };
 }
