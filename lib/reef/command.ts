@@ -12,7 +12,6 @@
  */
 
 import { which } from "../exec/mod.ts";
-import type { ManifestProblem } from "./manifest.ts";
 import { decide } from "./decide.ts";
 import {
   type Binding,
@@ -38,8 +37,6 @@ export interface CommandResolution {
   blake3: string | null;
   /** What Reef decided (`reef` only). */
   binding: Binding | null;
-  /** Manifests in scope that exist but could not be read (to be reported, once). */
-  problems: readonly ManifestProblem[];
 }
 
 /** The other locked tools of the chain whose binaries still match their lock entries. */
@@ -79,7 +76,6 @@ export async function resolveCommand(
       childPath: undefined,
       blake3: null,
       binding: null,
-      problems: [],
     };
   }
   const chain = chainOf(ctx);
@@ -91,7 +87,6 @@ export async function resolveCommand(
       childPath: undefined,
       blake3: null,
       binding: null,
-      problems: chain.problems,
     };
   }
   const view = ensureView(viewsRoot(ctx.env), await viewBindings(binding, chain));
@@ -101,6 +96,5 @@ export async function resolveCommand(
     childPath: childPath(view, pathEnv, chain.hermetic),
     blake3: binding.blake3,
     binding,
-    problems: chain.problems,
   };
 }

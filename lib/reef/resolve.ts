@@ -15,7 +15,7 @@
  */
 
 import { reason, ReefError } from "./errors.ts";
-import type { Manifest } from "./manifest.ts";
+import type { Manifest, ManifestProblem } from "./manifest.ts";
 import { decide, type Decision, sourceOf } from "./decide.ts";
 import { type FileWriter, type LockEntry, readLock, writeLock } from "./lock.ts";
 import { fileDigest } from "./digest.ts";
@@ -49,6 +49,8 @@ export interface ReefContext {
   notice?: (line: string) => void;
   /** How manifests and locks are written (a journaling host records it); default atomic. */
   writeFile?: FileWriter;
+  /** Told about manifests in scope that exist but cannot be used (to report them). */
+  problems?: (p: readonly ManifestProblem[]) => void;
 }
 
 /** A tool Reef resolved. */
@@ -72,7 +74,9 @@ export interface Binding {
 
 /** The scope chain for a context (discovered scopes behind the `with reef:` layers). */
 export function chainOf(ctx: ReefContext): ScopeChain {
-  return withLayers(discoverScopes(ctx.cwd, ctx.env), ctx.layers ?? []);
+  const chain = withLayers(discoverScopes(ctx.cwd, ctx.env), ctx.layers ?? []);
+  if (chain.problems.length > 0) ctx.problems?.(chain.problems);
+  return chain;
 }
 
 /** The lock entries of a chain (empty when it has no lock yet). Invalid → `reef_provider`. */
