@@ -94,8 +94,8 @@ export function lockEntries(chain: ScopeChain): ReadonlyMap<string, LockEntry> {
 
 /** True when a lock entry can serve a decision (provider pin, constraint). */
 export function eligible(e: LockEntry, d: Decision): boolean {
-  return (d.provider === null || e.provider === d.provider) &&
-    satisfies(d.constraint, parseVersion(e.version));
+  if (d.provider !== null && e.provider !== d.provider) return false;
+  return d.constraint.kind === "any" || satisfies(d.constraint, parseVersion(e.version));
 }
 
 function bindingOf(d: Decision, e: LockEntry, blake3: string): Binding {
@@ -249,16 +249,17 @@ export function persist(
 /**
  * Resolve a tool name. Null when no scope mentions it (not Reef's business). Throws
  * `ReefError` (`reef_conflict`, `reef_drift`, `reef_not_found`, `reef_unlocked`,
- * `reef_provider`).
+ * `reef_provider`). `entries`: the chain's lock as the caller just read it.
  */
 export async function resolveTool(
   name: string,
   ctx: ReefContext,
   chain: ScopeChain = chainOf(ctx),
+  entries?: ReadonlyMap<string, LockEntry>,
 ): Promise<Binding | null> {
   const d = decide(name, chain);
   if (d === null) return null;
-  const entries = lockEntries(chain);
+  entries ??= lockEntries(chain);
   const e = entries.get(name);
   if (e !== undefined && eligible(e, d)) return bindingOf(d, e, await verifyEntry(name, e));
   if (ctx.policy === "script") throw unlocked(d, chain, e);
