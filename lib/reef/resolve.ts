@@ -143,20 +143,20 @@ function unlocked(d: Decision, chain: ScopeChain, e: LockEntry | undefined): Ree
     return new ReefError(
       "reef_unlocked",
       `${d.tool}: the locked ${e.version} (${e.provider}) does not satisfy "${c}" from ${src}`,
-      "run `reef lock --refresh` in an interactive session and commit reef.lock",
+      `run \`reef lock\` to lock an installed ${d.tool} that satisfies it, and commit reef.lock`,
     );
   }
   if (chain.lockPath === null) {
     return new ReefError(
       "reef_unlocked",
       `${d.tool} is constrained to "${c}" by ${src}, and no manifest in scope has a reef.lock`,
-      "add a .reef.toml for the tool and run `reef lock` in an interactive session",
+      "add a .reef.toml for the tool and run `reef lock`",
     );
   }
   return new ReefError(
     "reef_unlocked",
     `${d.tool} is constrained to "${c}" by ${src} but ${chain.lockPath} has no entry for it`,
-    "run `reef lock` in an interactive session and commit reef.lock",
+    `run \`reef lock\` (or \`which ${d.tool}\`) to lock it, and commit reef.lock`,
   );
 }
 
