@@ -108,6 +108,12 @@ try {
   }
   // …and let the parent directory (changed by creating the tree) settle too.
   await new Promise((r) => setTimeout(r, 1100));
+  const depth = cwd.split("/").length;
+  console.log(
+    `cwd ${depth} directories deep; PATH ${PATH.split(":").length} entries; sh locked at ${
+      locked!.path
+    } (a PATH lookup finds ${which("sh", PATH, cwd)})`,
+  );
 
   const N = 1000, B = 15;
   const sh = () => which("sh", PATH, cwd);
