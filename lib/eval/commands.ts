@@ -341,8 +341,9 @@ export async function spawnOutcome(
     const env = spawnEnv(ev, cmd);
     if (typeof argv[0] === "string") {
       // Reef scopes and locks, else PATH: the same resolution `which` reports (issue 18).
+      // An ambient head keeps its name (the process layer finds it on the same PATH).
       const to = await resolveHead(ev, head, env, span);
-      if (to.path !== null) argv = [to.path, ...argv.slice(1)];
+      if (to.via === "reef") argv = [to.path!, ...argv.slice(1)];
       if (to.childPath !== undefined) env.PATH = to.childPath;
     }
     r = await ev.withCancelSignal((signal) =>
