@@ -21,6 +21,7 @@ import { displayTop, renderBlock } from "./lib/value/render.ts";
 import { ListV, OutcomeV, PathV, type Value } from "./lib/value/types.ts";
 import { Evaluator, toErrorValue } from "./lib/eval/mod.ts";
 import { closeInheritedFds } from "./lib/exec/mod.ts";
+import { defaultStateDir } from "./lib/client/discovery.ts";
 
 /** A subcommand: receives the arguments after its name, returns the exit status. */
 export type Subcommand = (args: string[]) => Promise<number>;
@@ -135,7 +136,11 @@ function incomplete(ev: Evaluator, src: string): boolean {
 }
 
 async function repl(): Promise<number> {
-  const ev = new Evaluator({ repl: true, ports: { sink: stdoutSink } });
+  const ev = new Evaluator({
+    repl: true,
+    ports: { sink: stdoutSink },
+    stateDir: defaultStateDir(),
+  });
   const decoder = new TextDecoder();
   const buf = new Uint8Array(64 * 1024);
   let pending = "";
@@ -175,7 +180,11 @@ export async function main(argv: string[]): Promise<number> {
   if (first === undefined) {
     if (Deno.stdin.isTerminal()) return await repl();
     const src = new TextDecoder().decode(await new Response(Deno.stdin.readable).arrayBuffer());
-    return await runSource(new Evaluator({ ports: { sink: stdoutSink } }), src, "<stdin>");
+    return await runSource(
+      new Evaluator({ ports: { sink: stdoutSink }, stateDir: defaultStateDir() }),
+      src,
+      "<stdin>",
+    );
   }
   if (first === "-h" || first === "--help") {
     console.log(USAGE);
@@ -186,7 +195,11 @@ export async function main(argv: string[]): Promise<number> {
       console.error(USAGE);
       return 2;
     }
-    return await runSource(new Evaluator({ ports: { sink: stdoutSink } }), rest[0], "<-c>");
+    return await runSource(
+      new Evaluator({ ports: { sink: stdoutSink }, stateDir: defaultStateDir() }),
+      rest[0],
+      "<-c>",
+    );
   }
   const sub = SUBCOMMANDS.get(first);
   if (sub !== undefined) return await sub(rest);
@@ -197,7 +210,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`shoal: cannot read ${first}: ${(e as Error).message}`);
     return 2;
   }
-  const ev = new Evaluator({ ports: { sink: stdoutSink } });
+  const ev = new Evaluator({ ports: { sink: stdoutSink }, stateDir: defaultStateDir() });
   ev.root.declare("args", new ListV(rest));
   ev.root.declare("script", new PathV(resolve(first)));
   return await runSource(ev, src, first);

@@ -7,6 +7,7 @@
 import { FrameReader, FrameWriter } from "./framing.ts";
 import { RPC, RpcError } from "./errors.ts";
 import { socketPath } from "./discovery.ts";
+import { trustedSocket } from "./socket_trust.ts";
 import type { AttachParams, AttachResult, KernelEvent } from "./protocol.ts";
 
 /** Options for connecting. */
@@ -73,12 +74,18 @@ export class KernelClient {
   static async connect(opts: ClientOptions = {}): Promise<KernelClient> {
     const path = socketPath({ explicit: opts.socket, session: opts.socketSession });
     const c = new KernelClient(path, opts);
-    await c.#open();
+    try {
+      await c.#open();
+    } catch (e) {
+      c.close(); // a refused attach leaves no connection behind
+      throw e;
+    }
     return c;
   }
 
   async #open(): Promise<void> {
-    const conn = await Deno.connect({ transport: "unix", path: this.path });
+    // Never send an attach (or a source) to a socket someone else could have put there.
+    const conn = await Deno.connect({ transport: "unix", path: trustedSocket(this.path) });
     this.#conn = conn;
     this.#writer = new FrameWriter(conn);
     this.#readLoop(conn);

@@ -40,6 +40,17 @@ export function socketPath(input: DiscoveryInput = {}): string {
   return join("/tmp", `shoal-${euid}`, "shoal", file);
 }
 
+/**
+ * The default state directory (protocol §2.3): `$XDG_STATE_HOME/shoal`, else
+ * `~/.local/state/shoal`. The kernel keeps its journal there and every host its `rm` trash.
+ */
+export function defaultStateDir(): string {
+  const xdg = Deno.env.get("XDG_STATE_HOME");
+  if (xdg) return join(xdg, "shoal");
+  const home = Deno.env.get("HOME");
+  return home ? join(home, ".local", "state", "shoal") : join(Deno.cwd(), "shoal");
+}
+
 /** True when something accepts connections on the Unix socket at `path`. */
 export async function socketAnswers(path: string): Promise<boolean> {
   try {

@@ -13,11 +13,26 @@ export const MAX_FRAME = 16 * 1024 * 1024;
 /** Partial lines longer than this wait on disk rather than in memory. */
 export const SPILL_AT = 1024 * 1024;
 
-/** One unit read from the stream. */
-export type Frame = { kind: "line"; text: string } | { kind: "oversize"; bytes: number };
+/**
+ * One unit read from the stream. `badUtf8`: the line's bytes are not valid UTF-8 (`text` then
+ * holds replacement characters and must be refused, never acted on).
+ */
+export type Frame =
+  | { kind: "line"; text: string; badUtf8?: true }
+  | { kind: "oversize"; bytes: number };
 
 const NL = 10;
-const decoder = new TextDecoder();
+const strict = new TextDecoder("utf-8", { fatal: true });
+const lossy = new TextDecoder();
+
+/** A line frame, decoded strictly (see {@link Frame}). */
+function lineOf(bytes: Uint8Array): Frame {
+  try {
+    return { kind: "line", text: strict.decode(bytes) };
+  } catch {
+    return { kind: "line", text: lossy.decode(bytes), badUtf8: true };
+  }
+}
 
 /** Minimal readable (a Deno.Conn satisfies it). */
 export interface ByteReader {
@@ -52,7 +67,10 @@ export class FrameReader {
     return this.#partsLen + this.#spillLen;
   }
 
-  /** The next frame, or null at end of stream. A trailing unterminated line is a frame too. */
+  /**
+   * The next frame, or null at end of stream. A final line without its newline (the peer
+   * closed or half-closed after it) is a frame too: it is answered like any other.
+   */
   async next(): Promise<Frame | null> {
     while (true) {
       const nl = this.#buf.subarray(this.#start, this.#end).indexOf(NL);
@@ -70,9 +88,9 @@ export class FrameReader {
           this.#resetParts();
           return { kind: "oversize", bytes };
         }
-        const text = this.#assemble(piece);
-        if (text.length === 0 || text === "\r") continue; // blank lines are not frames
-        return { kind: "line", text };
+        const line = this.#assemble(piece);
+        if (line.length === 0 || (line.length === 1 && line[0] === 13)) continue; // blank: no frame
+        return lineOf(line);
       }
       // No newline in the buffered bytes: move them aside (or discard) and read more.
       const rest = this.#buf.subarray(this.#start, this.#end);
@@ -124,12 +142,12 @@ export class FrameReader {
       return { kind: "oversize", bytes };
     }
     if (this.#held === 0) return null;
-    const text = this.#assemble(new Uint8Array(0));
-    return text.trim() ? { kind: "line", text } : null;
+    const f = lineOf(this.#assemble(new Uint8Array(0)));
+    return f.kind === "line" && f.text.trim() === "" ? null : f;
   }
 
-  #assemble(last: Uint8Array): string {
-    if (this.#parts.length === 0 && this.#spill === null) return decoder.decode(last);
+  #assemble(last: Uint8Array): Uint8Array {
+    if (this.#parts.length === 0 && this.#spill === null) return last;
     const all = new Uint8Array(this.#held + last.length);
     let off = 0;
     if (this.#spill !== null) {
@@ -146,7 +164,7 @@ export class FrameReader {
     }
     all.set(last, off);
     this.#resetParts();
-    return decoder.decode(all);
+    return all;
   }
 
   #resetParts(): void {

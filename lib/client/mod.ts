@@ -8,4 +8,6 @@ export * from "./protocol.ts";
 export * from "./errors.ts";
 export * from "./framing.ts";
 export * from "./discovery.ts";
+export * from "./envelope.ts";
+export * from "./socket_trust.ts";
 export * from "./client.ts";

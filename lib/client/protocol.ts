@@ -33,7 +33,13 @@ export interface AttachResult {
     opaque: "allow" | "deny" | "approval_required";
     note?: string;
   };
-  cwd: { display: string; raw?: string };
+  /** `note`: why the session started somewhere else than asked (its directory is gone). */
+  cwd: { display: string; raw?: string; note?: string };
+  /**
+   * Names this session's transcript (additive): it changes whenever the transcript starts
+   * afresh — a new kernel, a restarted worker — so refs seen under another one are gone.
+   */
+  instance?: string;
   env_hash: string;
   ast_version: 2;
   caps_enforced: boolean;

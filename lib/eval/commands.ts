@@ -31,6 +31,8 @@ import { BUILTIN_HEADS, type CmdArgs, getBuiltin } from "./builtins/registry.ts"
 import { nearest } from "./errors.ts";
 import { journaledWrite } from "./journal_port.ts";
 import { resolveHead } from "./resolve_head.ts";
+import { readFlags } from "./builtins/flags.ts";
+import { helpText } from "./builtins/help.ts";
 
 /** Raise `cmd_failed` for a non-ok outcome (statement position, §7.2). */
 export function failIfNotOk(v: Value, span: Span): Value {
@@ -86,40 +88,51 @@ export function wordValue(ev: Evaluator, a: CmdArg, sc: Scope): MaybePromise<Val
 
 /** Generic argument collection for builtins: flags apart, globs expanded (§14). */
 export function collectArgs(ev: Evaluator, cmd: CmdExpr, sc: Scope): MaybePromise<CmdArgs> {
-  const out: CmdArgs = { pos: [], flags: new Map(), span: cmd.span };
+  const out: CmdArgs = { pos: [], flags: new Map(), items: [], span: cmd.span };
   const args = cmd.args;
+  const positional = (v: Value) => {
+    out.pos.push(v);
+    out.items.push({ k: "pos", v });
+  };
   const step = (i: number): MaybePromise<CmdArgs> => {
     for (; i < args.length; i++) {
       const a = args[i];
       if (a.kind === "FlagLong") {
         if (a.value === undefined) {
           out.flags.set(a.name, true);
+          out.items.push({ k: "long", name: a.name, raw: a.raw });
           continue;
         }
         const key = a.name;
+        const raw = a.raw;
+        const set = (v: Value) => {
+          out.flags.set(key, v);
+          out.items.push({ k: "long", name: key, raw, value: v });
+        };
         const r = wordValue(ev, a.value, sc);
         if (r instanceof Promise) {
           const next = i + 1;
           return r.then((v) => {
-            out.flags.set(key, v);
+            set(v);
             return step(next);
           });
         }
-        out.flags.set(key, r);
+        set(r);
         continue;
       }
       if (a.kind === "FlagShort") {
         for (const c of a.chars) out.flags.set(c, true);
+        out.items.push({ k: "short", chars: a.chars });
         continue;
       }
       const r = then(wordValue(ev, a, sc), (v) => {
         if (v instanceof GlobV && a.kind === "GlobWord") {
           return then(ev.expandGlob(v, a.span), (paths) => {
             if (paths.length === 0) ev.ports.stderr(`shoal: no matches for ${v.pattern}\n`);
-            out.pos.push(...paths);
+            for (const p of paths) positional(p);
           });
         }
-        out.pos.push(v);
+        positional(v);
       });
       if (r instanceof Promise) {
         const next = i + 1;
@@ -206,17 +219,26 @@ export function runCmd(
       const full = extra.length ? { ...cmd, args: [...cmd.args, ...extra] } : cmd;
       const ctx = { ev, cmd: full, sc, stmtPos };
       const args: MaybePromise<CmdArgs> = b.rawArgs
-        ? { pos: [], flags: new Map(), span: cmd.span }
+        ? { pos: [], flags: new Map(), items: [], span: cmd.span }
         : collectArgs(ev, full, sc);
-      return then(args, (a) =>
-        then(at(cmd.span, () => b.run(ctx, a)), (v) => {
+      return then(args, (collected) => {
+        let a = collected;
+        if (b.flags !== undefined) {
+          const r = at(cmd.span, () => readFlags(head, b.flags!, collected.items, cmd.span));
+          // A GNU flag the builtin lacks: the external program of that name does the work.
+          if (r.k === "external") return runExternal(ev, full, [], sc);
+          if (r.k === "help") return builtinOutcome(head, helpText(head), cmd.span);
+          a = { ...collected, pos: r.pos, flags: r.flags };
+        }
+        return then(at(cmd.span, () => b.run(ctx, a)), (v) => {
           // Special heads yield bare values, but `pwd > f` still writes the value's bytes
           // (§9.4). (commands engineer)
           if (!b.structured) {
             return full.redirects.length ? builtinRedirects(ev, full, sc, v, v) : v;
           }
           return builtinRedirects(ev, full, sc, builtinOutcome(head, v, cmd.span), v);
-        }));
+        });
+      });
     }
     if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
   } else if (head.endsWith(".shl") || ev.hooks.runsAsScript?.(ev, head)) {

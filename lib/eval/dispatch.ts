@@ -20,21 +20,24 @@ import {
   ListV,
   OutcomeV,
   RecordV,
+  TableV,
   type TypeName,
   typeName,
   type Value,
 } from "../value/types.ts";
 import { fail } from "../value/errors.ts";
-import { addDuration, dateTimeField } from "../value/datetime.ts";
+import { addDuration, DATETIME_FIELDS, dateTimeField } from "../value/datetime.ts";
 import { type MaybePromise, then } from "./maybe.ts";
 import type { MethodArgs, MethodFn, MethodTable } from "./method_types.ts";
 import type { Evaluator } from "./evaluator.ts";
-import { nearest } from "./errors.ts";
+import { levenshtein, nearest } from "./errors.ts";
+import { doc, docOf } from "./docs.ts";
 import { callValue } from "./calls.ts";
 import { NO_NAMED } from "./expressions.ts";
-import { outcomeField, outcomeOut, outcomePayload } from "./outcome.ts";
+import { OUTCOME_FIELDS, outcomeField, outcomeOut, outcomePayload } from "./outcome.ts";
 import { SEQ_METHOD_NAMES, SEQ_METHODS } from "./methods/seq.ts";
 import { STR_METHOD_NAMES, STR_METHODS } from "./methods/str.ts";
+import { setReceiverHint } from "./methods/args.ts";
 import { RECORD_METHOD_NAMES, RECORD_METHODS } from "./methods/record.ts";
 import { NUMBER_METHOD_NAMES, NUMBER_METHODS } from "./methods/number.ts";
 import { BYTES_METHOD_NAMES, BYTES_METHODS } from "./methods/bytes.ts";
@@ -95,7 +98,7 @@ function findMethod(recv: Value, name: string): MethodFn | undefined {
 export function knownMethods(t: TypeName): string[] {
   const out: string[] = [];
   for (const e of BY_TYPE.get(t) ?? []) out.push(...e.names);
-  out.push(...UNIVERSAL_METHOD_NAMES);
+  out.push(...UNIVERSAL_METHOD_NAMES, "methods");
   return out;
 }
 
@@ -120,8 +123,37 @@ export function methodHint(t: TypeName, name: string): string | null {
 
 function unknownMethod(recv: Value, name: string, span: Span | null): Error {
   const t = typeName(recv);
-  return fail("field_missing", `unknown method \`.${name}\` on ${t}`, methodHint(t, name), span);
+  const hint = [methodHint(t, name), closestMethods(t, name)].filter((h) => h !== null);
+  return fail("field_missing", `unknown method \`.${name}\` on ${t}`, hint.join("; "), span);
 }
+
+/**
+ * «bytes has .str(), .lines(), .len() …»: the receiver's methods nearest to `name` first
+ * (issue 13), so a wrong guess shows what would work; null for a type with none.
+ */
+export function closestMethods(t: TypeName, name: string, n = 8): string | null {
+  const members = memberDocs(t);
+  if (members.length === 0) return null;
+  // Near misses first; the rest in table order (the type's own methods before universal ones).
+  const close = Math.max(2, Math.floor(name.length / 2));
+  const ranked = members.map((m, i) => {
+    const d = levenshtein(name, m.name);
+    return { m, i, d: d <= close ? d : close + 1 };
+  })
+    .sort((a, b) => a.d - b.d || a.i - b.i)
+    .slice(0, n)
+    .map(({ m }) => (m.sig.includes("(") ? `.${m.name}()` : `.${m.name}`));
+  const more = members.length > n ? ` … (all ${members.length}: help ${t})` : "";
+  return `${t} has ${ranked.join(", ")}${more}`;
+}
+
+// A method of another type (`bytes.upper()`): say what this receiver has, and how to convert.
+setReceiverHint((t, name) => {
+  const convert = t === "bytes" && Object.hasOwn(STR_METHODS, name)
+    ? `convert to text first: .str().${name}()`
+    : null;
+  return [convert, closestMethods(t, name)].filter((h) => h !== null).join("; ") || null;
+});
 
 /** Marker: no method of that name applies (lets the field fallback report the field error). */
 const NO_METHOD = Symbol("no method");
@@ -161,9 +193,8 @@ function dispatch(
       if (r !== undefined) return r;
     }
   } else if (recv instanceof GlobV) {
-    if (name === "pattern") return recv.pattern;
-    if (name === "expand") return then(ev.expandGlob(recv, args.span), (p) => new ListV([...p]));
-    if (!(name === "tap" || name === "also" || hasOwnTable(recv, name))) {
+    if (Object.hasOwn(GLOB_MEMBERS, name)) return GLOB_MEMBERS[name](ev, recv, args.span);
+    if (!(name === "tap" || name === "also" || name === "methods" || hasOwnTable(recv, name))) {
       return then(
         ev.expandGlob(recv, args.span),
         (paths) => callMethod(ev, new ListV([...paths]), name, args),
@@ -180,8 +211,11 @@ function dispatch(
       }
       return ev.bytesValue(name === "stdout" ? recv.stdout : recv.stderr);
     }
-    if (name !== "tap" && name !== "also") return callMethod(ev, outcomePayload(recv), name, args);
+    if (name !== "tap" && name !== "also" && name !== "methods") {
+      return callMethod(ev, outcomePayload(recv), name, args);
+    }
   }
+  if (name === "methods") return METHODS_FN(ev, recv, args);
   // (9) Lazy content-store bytes: load the whole blob for anything but their length (issue 7).
   if (
     recv instanceof BytesV && recv.size > recv.data.length && recv.ref !== null &&
@@ -244,10 +278,10 @@ export function fieldOrMethod(
     if (f !== undefined) return f;
     return methodFallback(ev, v, name, span, `datetime has no field \`${name}\``);
   }
-  if (v instanceof DurationV && (name === "ago" || name === "from_now")) {
+  if (v instanceof GlobV && name === "pattern") return v.pattern;
+  if (v instanceof DurationV && Object.hasOwn(DURATION_FIELDS, name)) {
     return ev.relativeTime(v, name === "ago", span);
   }
-  if (v instanceof GlobV && name === "pattern") return v.pattern;
   return methodFallback(ev, v, name, span, null);
 }
 
@@ -265,20 +299,106 @@ function methodFallback(
   return r;
 }
 
+/** The fields of an error value (§11.1). */
+const ERROR_FIELDS: Readonly<Record<string, (e: ErrorV) => Value>> = {
+  code: doc(".code -> str", 'the stable error code ("not_found", "cmd_failed", …)', (e) => e.code),
+  msg: doc(".msg -> str", "the message", (e) => e.msg),
+  hint: doc(".hint -> str | null", "advice on how to fix it", (e) => e.hint),
+  stderr: doc(".stderr -> str | null", "a failed command's stderr", (e) => e.stderr),
+  status: doc(".status -> int | null", "a failed command's exit status", (e) => e.status),
+};
+
 function errorField(e: ErrorV, name: string, span: Span): Value {
-  switch (name) {
-    case "code":
-      return e.code;
-    case "msg":
-      return e.msg;
-    case "hint":
-      return e.hint;
-    case "stderr":
-      return e.stderr;
-    case "status":
-      return e.status;
-  }
+  if (Object.hasOwn(ERROR_FIELDS, name)) return ERROR_FIELDS[name](e);
   throw fail("field_missing", `error has no field \`${name}\``, null, span);
+}
+
+/** Glob members answered before the glob expands (§9.6); every other method expands it. */
+const GLOB_MEMBERS: Readonly<
+  Record<string, (ev: Evaluator, g: GlobV, span: Span | null) => MaybePromise<Value>>
+> = {
+  pattern: doc(".pattern -> str", "the pattern text", (_ev, g) => g.pattern),
+  expand: doc(
+    ".expand() -> list<path>",
+    "the matching paths (sorted, absolute)",
+    (ev, g, span) => then(ev.expandGlob(g, span), (p) => new ListV([...p])),
+  ),
+};
+
+/** Fields of a duration. */
+const DURATION_FIELDS: Readonly<Record<string, string>> = {
+  ago: "the datetime this long before now",
+  from_now: "the datetime this long after now",
+};
+
+/** `.methods()` on any value: its members, one line each (issue 13). */
+const METHODS_FN = doc(
+  ".methods() -> table",
+  "this value's methods and fields with one-line signatures",
+  (_ev: Evaluator, recv: Value, args: MethodArgs): Value => {
+    if (args.pos.length || args.named.size) {
+      throw fail("arg_error", ".methods takes no arguments", null, args.span);
+    }
+    return methodsTable(recv);
+  },
+);
+
+/** One member of a type, as `help` and `.methods()` show it. */
+export interface MemberDoc {
+  name: string;
+  sig: string;
+  about: string;
+}
+
+function fromTable(t: Readonly<Record<string, object>>): MemberDoc[] {
+  return Object.entries(t).map(([name, f]) => {
+    const d = docOf(f);
+    return { name, sig: d?.sig ?? `.${name}()`, about: d?.about ?? "" };
+  });
+}
+
+/**
+ * Every field and method a value of type `t` answers to, with its documentation, read from
+ * the same tables dispatch uses (own fields first, then the type's tables, then universal).
+ */
+export function memberDocs(t: TypeName): MemberDoc[] {
+  const out: MemberDoc[] = [];
+  if (t === "outcome") out.push(...fromTable(OUTCOME_FIELDS));
+  if (t === "error") out.push(...fromTable(ERROR_FIELDS));
+  if (t === "glob") out.push(...fromTable(GLOB_MEMBERS));
+  if (t === "datetime") {
+    for (const f of DATETIME_FIELDS) out.push({ name: f, sig: `.${f} -> int`, about: `the ${f}` });
+  }
+  if (t === "duration") {
+    for (const [f, about] of Object.entries(DURATION_FIELDS)) {
+      out.push({ name: f, sig: `.${f} -> datetime`, about });
+    }
+  }
+  if (t !== "error") {
+    for (const e of BY_TYPE.get(t) ?? []) out.push(...fromTable(e.table));
+    out.push(...fromTable(UNIVERSAL_METHODS));
+    out.push({ name: "methods", ...docOf(METHODS_FN)! });
+  }
+  const seen = new Set<string>();
+  return out.filter((m) => !seen.has(m.name) && seen.add(m.name));
+}
+
+/** `x.methods()`: a table of `{name, sig, about}`; an outcome adds its `.out`'s methods. */
+function methodsTable(v: Value): TableV {
+  const rows = memberDocs(typeName(v));
+  if (v instanceof OutcomeV && v.ok) {
+    const t = typeName(outcomePayload(v));
+    for (const m of memberDocs(t)) {
+      if (!rows.some((r) => r.name === m.name)) {
+        rows.push({ ...m, about: `${m.about} (of .out, a ${t})` });
+      }
+    }
+  }
+  return new TableV(
+    rows.map((r) =>
+      new RecordV(new Map<string, Value>([["name", r.name], ["sig", r.sig], ["about", r.about]]))
+    ),
+  );
 }
 
 /** `d.ago` / `d.from_now` relative to a clock reading. */

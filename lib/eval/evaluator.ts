@@ -85,6 +85,11 @@ export interface EvaluatorOptions {
   repl?: boolean;
   /** `with reef:` layers in force (a child evaluator inherits its parent's), innermost last. */
   reef?: RecordV[];
+  /**
+   * The host's state directory (kernel `--state-dir`, the CLI's default): `rm`'s trash lives
+   * in `<stateDir>/trash`, surviving reboots. Null or absent: a private temp directory.
+   */
+  stateDir?: string | null;
 }
 
 /** State of a spawned task (`TaskV.impl`). */
@@ -145,6 +150,8 @@ export class Evaluator implements Interp {
    */
   onUserEmit: ((channel: string, payload: Value) => void) | null = null;
   repl: boolean;
+  /** The host's state directory (see `EvaluatorOptions.stateDir`), or null. */
+  readonly stateDir: string | null;
   private cwdPath: string;
   private readonly envMap: EnvMap;
   private cancelFlag: Int32Array | null;
@@ -161,6 +168,7 @@ export class Evaluator implements Interp {
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
     if (opts.reef) this.reefOverrides.push(...opts.reef);
+    this.stateDir = opts.stateDir ?? null;
     this.root = new Scope(null);
     if (this.repl) {
       // `it`/`out` exist from the first line on (null / no results yet).
@@ -249,6 +257,7 @@ export class Evaluator implements Interp {
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
       reef: [...this.reefOverrides],
+      stateDir: this.stateDir,
     };
   }
 

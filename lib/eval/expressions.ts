@@ -28,6 +28,7 @@ import {
   isInt,
   ListV,
   mkInt,
+  OutcomeV,
   RangeV,
   RecordV,
   RegexV,
@@ -251,16 +252,29 @@ export function compileLogical(ev: Evaluator, e: LogicalExpr, stmtPos: boolean):
   const R = compileExpr(ev, e.right);
   const isAnd = e.op === "&&";
   const finish = (v: Value): Value => (stmtPos ? failIfNotOk(v, e.span) : v);
+  const verb = endsInCwdVerb(e.left);
   return (sc) =>
     then(L(sc), (a) => {
-      const c = cond(a, e.left.span);
+      // `cd DIR && CMD` (issue 13): a cwd verb that returned has succeeded (its failures
+      // raise), so the chain goes on — in DIR — and, as in a shell, the verb prints nothing.
+      const moved = verb && typeof a !== "boolean" && !(a instanceof OutcomeV);
+      const c = moved || cond(a, e.left.span);
       if (c !== isAnd) return finish(a);
-      if (stmtPos) {
+      if (stmtPos && !moved) {
         const s = ev.sink(a);
         if (isPromise(s)) return s.then(() => then(R(sc), finish));
       }
       return then(R(sc), finish);
     });
+}
+
+/** The session-cwd verbs, whose value (a path or the dir stack) is not a condition. */
+const CWD_VERBS = new Set(["cd", "pushd", "popd", "j", "jump"]);
+
+/** True when `e`'s value, if not a short-circuited bool/outcome, is a cwd verb's. */
+function endsInCwdVerb(e: Expr): boolean {
+  if (e.kind === "Cmd") return e.headKind === "word" && CWD_VERBS.has(e.head) && !e.background;
+  return e.kind === "Logical" && endsInCwdVerb(e.right);
 }
 
 function compileInterp(ev: Evaluator, e: StrInterp): CE {

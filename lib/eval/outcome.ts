@@ -9,6 +9,7 @@ import { BytesV, DurationV, ErrorV, OutcomeV, type Value } from "../value/types.
 import { ShoalError } from "../value/errors.ts";
 import { outcomePayload } from "../value/coerce.ts";
 import { displayTop } from "../value/render.ts";
+import { doc } from "./docs.ts";
 
 const LOSSY = new TextDecoder("utf-8", { ignoreBOM: true });
 const ENC = new TextEncoder();
@@ -35,32 +36,53 @@ export function outcomeOut(o: OutcomeV, span: Span | null): Value {
   return outcomePayload(o);
 }
 
-/** The native outcome fields (§10.1); `undefined` for any other name. */
-export function outcomeField(o: OutcomeV, name: string, span: Span | null): Value | undefined {
-  switch (name) {
-    case "status":
-      return o.status;
-    case "ok":
-      return o.ok;
-    case "signal":
-      return o.signal;
-    case "dur":
-      return new DurationV(o.durNs);
-    case "pid":
-      return o.pid;
-    case "cmd":
-      return o.cmd;
-    case "stdout": // spilled stdout: lazy content-store bytes with the true length (issue 7)
-      return new BytesV(o.stdout, o.stdoutRef, o.stdoutSize);
-    case "stderr":
-      return new BytesV(o.stderr);
-    case "out":
-      return outcomeOut(o, span);
-    case "err":
+type OutcomeField = (o: OutcomeV, span: Span | null) => Value;
+
+/** The native outcome fields (§10.1), each with its documentation. */
+export const OUTCOME_FIELDS: Readonly<Record<string, OutcomeField>> = {
+  ok: doc(".ok -> bool", "true when the command succeeded (exit status 0)", (o) => o.ok),
+  status: doc(
+    ".status -> int | null",
+    "the exit status (null when killed by a signal)",
+    (o) => o.status,
+  ),
+  out: doc(
+    ".out -> value",
+    "stdout as a value: JSON parsed, else text minus one trailing newline; raises if not ok",
+    (o, span) => outcomeOut(o, span),
+  ),
+  err: doc(
+    ".err -> bytes",
+    "stderr; raises cmd_failed if not ok (.stderr never does)",
+    (o, span) => {
       if (!o.ok) throw cmdFailed(o, span);
       return new BytesV(o.stderr);
-  }
-  return undefined;
+    },
+  ),
+  // spilled stdout: lazy content-store bytes with the true length (issue 7)
+  stdout: doc(
+    ".stdout -> bytes",
+    "stdout, raw (readable even on failure)",
+    (o) => new BytesV(o.stdout, o.stdoutRef, o.stdoutSize),
+  ),
+  stderr: doc(
+    ".stderr -> bytes",
+    "stderr, raw (readable even on failure)",
+    (o) => new BytesV(o.stderr),
+  ),
+  signal: doc(
+    ".signal -> str | null",
+    'the signal that killed it ("SIGKILL"), or null',
+    (o) => o.signal,
+  ),
+  dur: doc(".dur -> duration", "how long it ran", (o) => new DurationV(o.durNs)),
+  pid: doc(".pid -> int", "its process id (0 for builtins)", (o) => o.pid),
+  cmd: doc(".cmd -> str", "the command line that ran", (o) => o.cmd),
+};
+
+/** A native outcome field; `undefined` for any other name. */
+export function outcomeField(o: OutcomeV, name: string, span: Span | null): Value | undefined {
+  return Object.hasOwn(OUTCOME_FIELDS, name) ? OUTCOME_FIELDS[name](o, span) : undefined;
 }
 
 /**

@@ -7,11 +7,10 @@
  * @module
  */
 
-import { join } from "node:path";
-import { socketPath, validSocketSession } from "../client/discovery.ts";
+import { defaultStateDir, socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
-import { startKernel } from "./server.ts";
+import { startKernel, StateDirError } from "./server.ts";
 
 /** Usage text. */
 export const KERNEL_USAGE =
@@ -94,13 +93,7 @@ export function parseKernelArgs(args: string[]): KernelArgs {
   return out;
 }
 
-/** The default state directory (protocol §2.3). */
-export function defaultStateDir(): string {
-  const xdg = Deno.env.get("XDG_STATE_HOME");
-  if (xdg) return join(xdg, "shoal");
-  const home = Deno.env.get("HOME");
-  return home ? join(home, ".local", "state", "shoal") : join(Deno.cwd(), "shoal");
-}
+export { defaultStateDir };
 
 /** Run the kernel until a signal; returns the process exit code. */
 export async function kernelMain(args: string[]): Promise<number> {
@@ -128,11 +121,12 @@ export async function kernelMain(args: string[]): Promise<number> {
       ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
     });
   } catch (e) {
-    if (e instanceof ListenError) {
-      console.error(`shoal-kernel: ${e.message}`);
-      return 1;
-    }
-    throw e;
+    // One line, no stack trace: what failed and what to do (issue 19).
+    const msg = e instanceof ListenError || e instanceof StateDirError
+      ? e.message
+      : `cannot start: ${(e as Error)?.message ?? e}`;
+    console.error(`shoal-kernel: ${msg.replaceAll("\n", " ")}`);
+    return 1;
   }
   const stop = () => void kernel.close();
   const signals: Deno.Signal[] = ["SIGINT", "SIGTERM"];

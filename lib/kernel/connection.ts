@@ -6,6 +6,7 @@
 
 import { FrameReader, FrameWriter, MAX_FRAME } from "../client/framing.ts";
 import { RPC, RpcError } from "../client/errors.ts";
+import { type Envelope, errorResponse, parseEnvelope, type WireId } from "../client/envelope.ts";
 
 /** Requests handled at once per connection; reading pauses beyond it (backpressure). */
 export const MAX_IN_FLIGHT = 64;
@@ -37,11 +38,22 @@ export interface Method<A> {
 /** Method table. */
 export type Methods<A> = Map<string, Method<A>>;
 
-type Id = string | number | null;
-
 let nextConnId = 1;
 
-/** Serve one connection until the peer goes away. Never throws. */
+/** How often a half-closed connection with requests in flight is checked for its peer. */
+const PEER_PROBE_MS = 100;
+
+const EMPTY = new Uint8Array(0);
+
+/**
+ * Serve one connection until the peer goes away. Never throws.
+ *
+ * End of input is not the end of the conversation: a client that half-closes its side
+ * (`shutdown(SHUT_WR)`) after its requests still gets every response. The connection stays
+ * open until its requests are answered, or until the peer has gone for good — which an empty
+ * write tells (it fails with EPIPE only once the peer closed its reading side too); only then
+ * does `closed` fire and the connection's waits, subscriptions and queued execs end.
+ */
 export async function serveConnection<A>(
   conn: Deno.Conn,
   methods: Methods<A>,
@@ -58,8 +70,20 @@ export async function serveConnection<A>(
   const reader = new FrameReader(conn, MAX_FRAME);
   let inFlight = 0;
   let slotFree: (() => void) | null = null;
-  const reply = (id: Id, body: { result: unknown } | { error: unknown }) =>
-    state.writer.send({ jsonrpc: "2.0", id, ...body }).catch(() => {});
+  let drained: (() => void) | null = null;
+  const send = (msg: unknown) => state.writer.send(msg).catch(() => {});
+  const reply = (id: WireId, body: { result: unknown } | { error: unknown }) =>
+    send({ jsonrpc: "2.0", id, ...body });
+  const track = (p: Promise<unknown>) => {
+    inFlight++;
+    p.finally(() => {
+      inFlight--;
+      const f = slotFree;
+      slotFree = null;
+      f?.();
+      if (inFlight === 0) drained?.();
+    });
+  };
   try {
     while (true) {
       const frame = await reader.next();
@@ -74,25 +98,36 @@ export async function serveConnection<A>(
         });
         continue;
       }
-      let msg: unknown;
-      try {
-        msg = JSON.parse(frame.text);
-      } catch (e) {
-        await reply(null, {
-          error: new RpcError(RPC.PARSE_ERROR_JSON, "parse error: malformed JSON", {
-            detail: (e as Error).message,
-          }).toJSON(),
+      const env = parseEnvelope(frame.text, { badUtf8: frame.badUtf8 });
+      if (env.kind === "batch") {
+        // The kernel serves one request per frame; a batch is answered element by element,
+        // in one array, each under its own id.
+        const out = env.items.flatMap((e) => batchRefusal(e));
+        if (out.length) await send(out);
+        continue;
+      }
+      if (env.kind === "invalid") {
+        if (!env.silent) await reply(env.id, { error: env.error });
+        continue;
+      }
+      if (env.kind === "response") {
+        await reply(env.id, {
+          error: new RpcError(
+            RPC.INVALID_REQUEST,
+            "invalid request: the kernel sends no requests, so it takes no responses",
+          ).toJSON(),
         });
         continue;
       }
       while (inFlight >= MAX_IN_FLIGHT) await new Promise<void>((r) => (slotFree = r));
-      inFlight++;
-      handleMessage(msg, methods, state, reply, onError).finally(() => {
-        inFlight--;
-        const f = slotFree;
-        slotFree = null;
-        f?.();
-      });
+      track(handleMessage(env, methods, state, reply, onError));
+    }
+    // Input ended (EOF or a half-close): answer what is in flight unless the peer is gone.
+    while (inFlight > 0) {
+      const settled = new Promise<void>((r) => (drained = r));
+      const tick = new Promise<"tick">((r) => setTimeout(() => r("tick"), PEER_PROBE_MS));
+      if (await Promise.race([settled, tick]) !== "tick") break;
+      if (!(await peerReads(conn))) break;
     }
   } catch (e) {
     if (
@@ -118,60 +153,48 @@ export async function serveConnection<A>(
   }
 }
 
-function isId(x: unknown): x is Id {
-  return x === null || typeof x === "string" || typeof x === "number";
+/** Whether the peer still reads: an empty write fails (EPIPE) once it closed for good. */
+async function peerReads(conn: Deno.Conn): Promise<boolean> {
+  try {
+    await conn.write(EMPTY);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The answer to one element of a batch the kernel does not serve. */
+function batchRefusal(e: Envelope): unknown[] {
+  if (e.kind === "invalid") return e.silent ? [] : [errorResponse(e.id, e.error)];
+  if (e.kind !== "request") return [];
+  return [
+    errorResponse(
+      e.id,
+      new RpcError(
+        RPC.INVALID_REQUEST,
+        "invalid request: the kernel does not serve batches; send one request per line",
+      ).toJSON(),
+    ),
+  ];
 }
 
 async function handleMessage<A>(
-  msg: unknown,
+  env: Extract<Envelope, { kind: "request" | "notification" }>,
   methods: Methods<A>,
   state: ConnState<A>,
-  reply: (id: Id, body: { result: unknown } | { error: unknown }) => Promise<void>,
+  reply: (id: WireId, body: { result: unknown } | { error: unknown }) => Promise<void>,
   onError: (e: unknown) => void,
 ): Promise<void> {
-  if (msg === null || typeof msg !== "object" || Array.isArray(msg)) {
-    await reply(null, {
-      error: new RpcError(RPC.INVALID_REQUEST, "invalid request: expected a JSON object")
-        .toJSON(),
-    });
-    return;
-  }
-  const m = msg as Record<string, unknown>;
-  const hasId = "id" in m;
-  const id: Id = hasId && isId(m.id) ? m.id : null;
-  const fail = (e: RpcError) => hasId ? reply(id, { error: e.toJSON() }) : Promise.resolve();
-  if (hasId && !isId(m.id)) {
-    await reply(null, {
-      error: new RpcError(
-        RPC.INVALID_REQUEST,
-        "invalid request: id must be a string, number or null",
-      ).toJSON(),
-    });
-    return;
-  }
-  if (m.jsonrpc !== "2.0") {
-    return void await fail(new RpcError(RPC.INVALID_REQUEST, "invalid JSON-RPC version"));
-  }
-  if (typeof m.method !== "string") {
-    return void await fail(
-      new RpcError(RPC.INVALID_REQUEST, "invalid request: method must be a string"),
-    );
-  }
-  let params: Record<string, unknown> = {};
-  if (m.params !== undefined && m.params !== null) {
-    if (typeof m.params !== "object" || Array.isArray(m.params)) {
-      return void await fail(new RpcError(RPC.INVALID_PARAMS, "params must be an object"));
-    }
-    params = m.params as Record<string, unknown>;
-  }
-  const method = methods.get(m.method);
+  const fail = (e: RpcError) =>
+    env.kind === "request" ? reply(env.id, { error: e.toJSON() }) : Promise.resolve();
+  const method = methods.get(env.method);
   if (!method) return void await fail(new RpcError(RPC.METHOD_NOT_FOUND, "method not found"));
   if (method.requiresAttach && state.attachment === null) {
     return void await fail(new RpcError(RPC.NOT_ATTACHED, "attach to a session first"));
   }
   try {
-    const result = await method.handler(params, state);
-    if (hasId) await reply(id, { result: result ?? null });
+    const result = await method.handler(env.params, state);
+    if (env.kind === "request") await reply(env.id, { result: result ?? null });
   } catch (e) {
     if (e instanceof RpcError) return void await fail(e);
     onError(e);

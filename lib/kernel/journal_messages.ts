@@ -34,6 +34,29 @@ export interface JournalDone {
   error: string | null;
 }
 
+/**
+ * What an exec's result says about its journal record when something went wrong (issue 19):
+ * `durable: false` — the record could not be written at all (no journal row will exist);
+ * `missing` — the row exists but these outputs could not be stored. Absent when all is well.
+ */
+export interface JournalNote {
+  durable: boolean;
+  error?: { code: "journal_write_failed"; message: string };
+  missing?: string[];
+}
+
+/** The note a result carries for `done` (null: its record is whole). */
+export function journalNote(done: JournalDone): JournalNote | null {
+  if (done.error !== null) {
+    return {
+      durable: false,
+      error: { code: "journal_write_failed", message: done.error },
+      ...(done.warnings.length ? { missing: done.warnings } : {}),
+    };
+  }
+  return done.warnings.length ? { durable: true, missing: done.warnings } : null;
+}
+
 /** What is recorded about one finished exec (its intake finish line; `settle` on main). */
 export interface ExecRecord {
   status: "ok" | "error" | "cancelled";

@@ -41,6 +41,10 @@ import type { Task } from "./tasks.ts";
 import { applyUndo, UndoError } from "./undo_apply.ts";
 import { WriteWindow } from "./write_window.ts";
 
+/** Retrying a fold the journal could not take (full, busy): first after 1 s, at most every 30 s. */
+const RETRY_MIN_MS = 1000;
+const RETRY_MAX_MS = 30_000;
+
 /** Kernel events waiting for a fold at most (beyond, they are delivered unstored). */
 const MAX_KERNEL_EVENTS = 1024;
 
@@ -117,6 +121,23 @@ export class KernelJournal {
   /** `<state>/cas`, for session workers. */
   get casDir(): string {
     return this.store.cas.dir;
+  }
+
+  /** The highest `out:N` this state directory's transcript gave `session` (0: none). */
+  async lastOut(session: string): Promise<number> {
+    try {
+      const [e] = await this.durable.readLatest(session, "session.transcript", null, 1);
+      const n = (e?.payload as { n?: unknown } | undefined)?.n;
+      return typeof n === "number" && Number.isSafeInteger(n) && n > 0 ? n : 0;
+    } catch (err) {
+      this.#onError(err);
+      return 0;
+    }
+  }
+
+  /** The state directory itself (a temp one for an ephemeral kernel): the trash is below it. */
+  get stateDir(): string {
+    return this.store.stateDir;
   }
 
   /** Who submitted a task. */
@@ -218,6 +239,23 @@ export class KernelJournal {
     }, this.#foldWindow.delay());
   }
 
+  #retryTimer: ReturnType<typeof setTimeout> | null = null;
+  #retryMs = 0;
+
+  #retryLater(behind: boolean): void {
+    if (!behind) {
+      this.#retryMs = 0;
+      return;
+    }
+    if (this.#closing || this.#retryTimer !== null) return;
+    this.#retryMs = Math.min(Math.max(this.#retryMs * 2, RETRY_MIN_MS), RETRY_MAX_MS);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = null;
+      this.#nudge();
+    }, this.#retryMs);
+    Deno.unrefTimer(this.#retryTimer);
+  }
+
   /** Fold now and publish: afterwards the `journal` channel shows every exec answered so far. */
   async foldNow(): Promise<void> {
     if (this.#closing) return;
@@ -247,6 +285,9 @@ export class KernelJournal {
           );
         }
       }
+      // Lines the journal could not take stay in the intake: fold again later, backing off,
+      // so they are applied once space returns even if no exec comes to nudge (issue 19).
+      this.#retryLater(r.behind === true);
       // A problem the previous fold reported already (the journal stays busy, the intake
       // unreadable) is not reported again: each report queues an event for the next fold,
       // which would meet the same problem and report it again, and again.
@@ -364,6 +405,8 @@ export class KernelJournal {
     this.#closing = true;
     if (this.#foldTimer !== null) clearTimeout(this.#foldTimer);
     this.#foldTimer = null;
+    if (this.#retryTimer !== null) clearTimeout(this.#retryTimer);
+    this.#retryTimer = null;
     await this.#folding;
     await Promise.allSettled([...this.#writes]);
     await this.#fold(); // what the sessions logged last, published before the bus goes
@@ -381,7 +424,7 @@ export function headOf(src: string): string {
 function outputJson(o: OutputRecord): Record<string, unknown> {
   const out: Record<string, unknown> = {
     kind: o.kind,
-    hash: o.ref ? parseRef(o.ref) : null,
+    hash: o.ref ? parseRef(o.ref) : o.hash ?? null,
     len: o.len,
   };
   if (o.preview !== undefined) out.preview = o.preview;
@@ -418,6 +461,9 @@ export function entryJson(e: JournalEntry): Record<string, unknown> {
   };
 }
 
+/** The largest time a date can hold (ECMAScript's ±8.64e15 ms), in ns. */
+const MAX_TIME_NS = 8.64e21;
+
 /** Parse `journal.query` params into a store filter (all applied in SQL before the limit). */
 export function queryFilter(p: Record<string, unknown>, principal: string): JournalFilter {
   const bad = (msg: string) => new RpcError(RPC.INVALID_PARAMS, msg);
@@ -425,8 +471,18 @@ export function queryFilter(p: Record<string, unknown>, principal: string): Jour
   const ns = (k: string): number | undefined => {
     const v = p[k];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== "number" || !Number.isSafeInteger(v) && !Number.isFinite(v)) {
+    // ns since the epoch exceed 2^53, so any finite number is taken — within the range of a
+    // date (±8.64e21 ns), beyond which no row can match and the store could not compare.
+    if (typeof v !== "number" || !Number.isFinite(v)) {
       throw bad(`\`${k}\` must be an integer (ns since the epoch)`);
+    }
+    if (Math.abs(v) > MAX_TIME_NS) {
+      throw new RpcError(
+        RPC.INVALID_PARAMS,
+        `\`${k}\` is out of range: a time in ns since the epoch is at most ${MAX_TIME_NS} ` +
+          `in magnitude (got ${v})`,
+        { param: k, max: MAX_TIME_NS },
+      );
     }
     return v;
   };
@@ -514,7 +570,7 @@ export async function blobGet(store: Store, p: Record<string, unknown>): Promise
     });
   }
   try {
-    const r = await store.cas.getRange(hash, offset, length);
+    const r = await getBlobOrInline(store, hash, offset, length);
     const whole = offset === 0 && r.data.length === r.size;
     const base = {
       hash,
@@ -547,6 +603,30 @@ export async function blobGet(store: Store, p: Record<string, unknown>): Promise
       });
     }
     throw e;
+  }
+}
+
+/**
+ * A range of the CAS blob `hash`, or of the inline output (kept in its journal row) with that
+ * hash: every output hash `journal.query` shows resolves (issue 19).
+ */
+async function getBlobOrInline(
+  store: Store,
+  hash: string,
+  offset: number,
+  length: number,
+): Promise<{ data: Uint8Array; size: number }> {
+  try {
+    return await store.cas.getRange(hash, offset, length);
+  } catch (e) {
+    if (!(e instanceof StoreError && e.code === "blob_not_found")) throw e;
+    const text = await store.journal.inlineOutput(hash);
+    if (text === null) throw e;
+    const all = new TextEncoder().encode(text);
+    if (offset > all.length) {
+      throw new StoreError("bad_range", `offset ${offset} is past the end (${all.length} bytes)`);
+    }
+    return { data: all.subarray(offset, offset + length), size: all.length };
   }
 }
 

@@ -8,11 +8,12 @@
  * @module
  */
 
-import { bindKernelSocket } from "./listen.ts";
+import { ListenError, prepareKernelSocket } from "./listen.ts";
 import { RPC, RpcError } from "../client/errors.ts";
 import { serveConnection } from "./connection.ts";
 import { EventBus } from "./event_bus.ts";
 import { SessionHost } from "./session_host.ts";
+import { processCwd, sessionStartCwd } from "./session_cwd.ts";
 import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
@@ -50,6 +51,17 @@ export interface KernelOptions {
 /** Default bound on named sessions (each is a process). */
 export const MAX_SESSIONS = 64;
 
+/** The state directory cannot be used (the kernel refuses to start; nothing was bound). */
+export class StateDirError extends Error {
+  constructor(readonly dir: string, cause: unknown) {
+    super(
+      `cannot use the state directory ${dir}: ${(cause as Error)?.message ?? cause}; fix it, or ` +
+        `choose another with --state-dir (or run --ephemeral)`,
+    );
+    this.name = "StateDirError";
+  }
+}
+
 /** A running kernel. */
 export interface KernelHandle {
   readonly path: string;
@@ -63,11 +75,14 @@ export interface KernelHandle {
 
 /** Bind and serve. Throws `ListenError` when the socket cannot be taken. */
 export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
-  const bound = await bindKernelSocket(opts.socket);
+  // The socket path is ours (lock held, directories checked) before the state directory is
+  // touched, and nothing is bound until the journal opened: a state directory that cannot be
+  // used fails start-up with no socket left behind (issue 19).
+  const prepared = await prepareKernelSocket(opts.socket);
   const onError = opts.onError ?? ((e: unknown) => {
     console.error(`shoal-kernel: ${(e as Error)?.stack ?? e}`);
   });
-  // Journal (issue 7): durable channels, exec rows, blobs. Opened after the socket is ours.
+  // Journal (issue 7): durable channels, exec rows, blobs.
   let journal: KernelJournal | null = null;
   if (opts.journal !== false && (opts.ephemeral || opts.stateDir)) {
     try {
@@ -78,9 +93,18 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         opts.journalMaxBytes === undefined ? {} : { maxDbBytes: opts.journalMaxBytes },
       );
     } catch (e) {
-      bound.close();
-      throw e;
+      prepared.abandon();
+      throw new StateDirError(opts.stateDir ?? "(ephemeral)", e);
     }
+  }
+  let bound;
+  try {
+    bound = await prepared.bind();
+  } catch (e) {
+    await journal?.close().catch(() => {});
+    throw e instanceof ListenError ? e : new ListenError(
+      `cannot bind the socket ${prepared.path}: ${(e as Error)?.message ?? e}`,
+    );
   }
   const bus = new EventBus(journal?.durable ?? null);
   if (journal) journal.bus = bus;
@@ -90,6 +114,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   bus.derived = (scope, channel) => tasks.channelEvents(scope, channel);
   // Private to this kernel (0700): the cancel-slot files it shares with its sessions.
   const runDir = Deno.makeTempDirSync({ prefix: "shoal-kernel-" });
+  // Where sessions start: the configured directory, else the kernel's own as it started.
+  const startDir = opts.cwd ?? processCwd();
   const sessions = new Map<string, Promise<SessionHost>>();
   const hosts = new Set<SessionHost>();
   const conns = new Set<Deno.Conn>();
@@ -115,18 +141,28 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
             { limit },
           );
         }
-        const h = new SessionHost(name, bus, {
-          cwd: opts.cwd ?? Deno.cwd(),
-          env: opts.env ?? Deno.env.toObject(),
-          journal,
-          memoryMb: opts.sessionMemoryMb,
-          runDir,
-        });
-        hosts.add(h);
-        p = h.ready().then(() => h);
+        let made: SessionHost | null = null;
+        p = (async () => {
+          const start = sessionStartCwd(startDir); // its note is shown at attach
+          const h = made = new SessionHost(name, bus, {
+            cwd: start.cwd,
+            cwdNote: start.note,
+            env: opts.env ?? Deno.env.toObject(),
+            journal,
+            memoryMb: opts.sessionMemoryMb,
+            runDir,
+            // `rm`'s trash lives under it (issue 13): durable, never in /tmp.
+            stateDir: journal?.stateDir ?? opts.stateDir ?? null,
+            // Never reuse a ref an earlier kernel gave this session (its values are gone).
+            firstOut: (await journal?.lastOut(name) ?? 0) + 1,
+          });
+          hosts.add(h);
+          await h.ready();
+          return h;
+        })();
         p.catch(() => {
           sessions.delete(name);
-          hosts.delete(h);
+          if (made) hosts.delete(made);
         });
         sessions.set(name, p);
       }

@@ -28,6 +28,7 @@ import {
   transcriptPayload,
 } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
+import { journalNote } from "./journal_messages.ts";
 import { CancelSlots, SLOTS } from "./cancel_slots.ts";
 import {
   DEFAULT_SESSION_MEMORY_MB,
@@ -55,6 +56,12 @@ export interface SessionInit {
   memoryMb?: number;
   /** A private directory for the cancel-slot file (null: local flags only). */
   runDir?: string | null;
+  /** The first `out:N` (one past what an earlier kernel gave this session; default 1). */
+  firstOut?: number;
+  /** Why the session does not start where it was asked to (shown at attach). */
+  cwdNote?: string | null;
+  /** The kernel's state directory: the session's `rm` trash is below it (issue 13). */
+  stateDir?: string | null;
 }
 
 /** SIGKILL a child process group of a dead session (it is no longer there to do it). */
@@ -85,6 +92,13 @@ export class SessionHost {
   facts: SessionFacts = { cwd: "", env_hash: "", names: {} };
   /** Worker restarts after a crash (tests, diagnostics). */
   crashes = 0;
+  /**
+   * Names this session's transcript: a new one whenever it starts afresh (a new process, a new
+   * kernel), so a client that re-attaches can tell its old refs are gone (`session.attach`).
+   */
+  instance = "";
+  /** The highest `out:N` handed out (the next session process starts past it). */
+  #lastOut = 0;
   /** `user.*` channels this session has on the kernel bus (bounded: `MAX_USER_CHANNELS`). */
   readonly userChannels = new Set<string>();
 
@@ -102,6 +116,7 @@ export class SessionHost {
     readonly init: SessionInit,
   ) {
     this.#slots = CancelSlots.create(init.runDir ?? null, `session-${name}`);
+    this.#lastOut = Math.max(0, (init.firstOut ?? 1) - 1);
     this.#spawn();
   }
 
@@ -116,6 +131,7 @@ export class SessionHost {
   }
 
   #spawn(): void {
+    this.instance = crypto.randomUUID();
     for (let i = 0; i < SLOTS; i++) Atomics.store(this.#slots.flag(i), 0, 0);
     let started = false;
     let onReady!: () => void;
@@ -149,8 +165,10 @@ export class SessionHost {
       t: "init",
       session: this.name,
       slots: this.#slots.path,
+      cgroup: this.#cgroup?.path ?? null,
       cwd: this.init.cwd,
       env: this.init.env,
+      stateDir: this.init.stateDir ?? null,
       journal: this.init.journal
         ? { casDir: this.init.journal.casDir, intake: this.#intakeFor(this.init.journal) }
         : null,
@@ -158,6 +176,8 @@ export class SessionHost {
       // its successor starts one past it (a gap at worst, never a seq used twice).
       transcriptSeq: this.bus.nextSeq(this.name, "session.transcript") +
         (this.#crashedMidExec ? 1 : 0),
+      // A crashed process may have given out:N to the exec it died in: start past it too.
+      firstOut: this.#lastOut + 1 + (this.#crashedMidExec ? 1 : 0),
     });
     this.#crashedMidExec = false;
   }
@@ -214,9 +234,9 @@ export class SessionHost {
   /**
    * Cancel a task of this session. A queued task is removed without running; a running one
    * gets its own flag set (seen by a busy evaluator at its next check) and a cancel message
-   * (seen by awaits). Returns at once.
+   * (seen by awaits). Returns at once. `why` completes a queued task's error message.
    */
-  cancel(t: Task): void {
+  cancel(t: Task, why?: string): void {
     if (t.finished) return;
     t.cancelRequested = true;
     const i = this.#queue.indexOf(t);
@@ -224,7 +244,7 @@ export class SessionHost {
       this.#queue.splice(i, 1);
       t.error = {
         code: RPC.RAISED,
-        message: "cancelled before it started",
+        message: `cancelled before it started${why ? `: ${why}` : ""}`,
         data: { code: "cancelled", ref: null },
       };
       this.#terminal(t, "cancelled");
@@ -377,6 +397,9 @@ export class SessionHost {
   #onDone(m: DoneMsg): void {
     const t = this.#running;
     this.#running = null;
+    const ref = m.ok ? m.result.ref : (m.error.data as { ref?: unknown } | undefined)?.ref;
+    const n = typeof ref === "string" ? Number(/^out:([0-9]+)$/.exec(ref)?.[1] ?? 0) : 0;
+    if (n > this.#lastOut) this.#lastOut = n;
     if (m.facts) this.facts = m.facts;
     if (t && t.id === m.task) {
       const complete = () => {
@@ -407,7 +430,14 @@ export class SessionHost {
       };
       // Journal (issue 7): the worker logged the exec to the intake before answering; the
       // journal thread folds it in behind.
-      if (m.journal) this.init.journal?.afterExec(this.name, m.journal);
+      if (m.journal) {
+        this.init.journal?.afterExec(this.name, m.journal);
+        const note = journalNote(m.journal);
+        if (note !== null) {
+          if (m.ok) m.result.journal = note;
+          else m.error.data = { ...(m.error.data as object | undefined), journal: note };
+        }
+      }
       complete();
     }
     this.#pump();

@@ -350,7 +350,16 @@ export class SessionJournal implements JournalPort {
     if (bytes.length === 0) return null;
     if (bytes.length <= PREVIEW_MAX_BYTES) {
       try {
-        const o: OutputRecord = { kind, len: bytes.length, preview: strict.decode(bytes) };
+        // Kept in the row (no blob file per exec); its hash still resolves through blob.get.
+        const preview = strict.decode(bytes);
+        this.#hasher.reset();
+        this.#hasher.update(bytes);
+        const o: OutputRecord = {
+          kind,
+          len: bytes.length,
+          preview,
+          hash: this.#hasher.digestHex(),
+        };
         if (truncated) o.truncated = true;
         return o;
       } catch { /* binary: store it */ }

@@ -6,7 +6,13 @@
 
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
-import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_messages.ts";
+import type {
+  JournalDone,
+  JournalInit,
+  JournalNote,
+  JReplyMsg,
+  JReqMsg,
+} from "./journal_messages.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -17,8 +23,15 @@ export interface InitMsg {
    * null when it could not share one (the session keeps local flags).
    */
   slots: string | null;
+  /**
+   * The cgroup the kernel placed this session process in, alone (null: none here). The session
+   * may kill whatever its finished commands left in it.
+   */
+  cgroup?: string | null;
   cwd: string;
   env: Record<string, string>;
+  /** The kernel's state directory (the evaluator's trash is below it), or null. */
+  stateDir?: string | null;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */
   journal?: JournalInit | null;
   /**
@@ -26,6 +39,11 @@ export interface InitMsg {
    * its transcript events and logs each with its exec (issue 7, D-20).
    */
   transcriptSeq?: number;
+  /**
+   * The first transcript number this worker gives (`out:N`): one past every ref this session
+   * handed out before — in an earlier worker or an earlier kernel — so none is ever reused.
+   */
+  firstOut?: number;
 }
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
@@ -124,7 +142,8 @@ export type DoneMsg =
     | {
       ok: true;
       n: number;
-      result: { ref: string; uri: string; value: unknown; render: string };
+      /** `journal`: added on the main thread when the record is not whole (issue 19). */
+      result: { ref: string; uri: string; value: unknown; render: string; journal?: JournalNote };
       summary: TranscriptSummary;
       /** Its `session.transcript` event as the worker numbered and logged it (journaling). */
       transcript?: { seq: number; ts: number };

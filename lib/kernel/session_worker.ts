@@ -27,7 +27,7 @@ import { jsonToValue } from "../value/json.ts";
 import { boundText } from "../client/bound_text.ts";
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { CaptureOptions } from "../exec/mod.ts";
-import { spawnCapture } from "../exec/mod.ts";
+import { killStrays, spawnCapture } from "../exec/mod.ts";
 import {
   type DoneMsg,
   type ExecMsg,
@@ -74,6 +74,24 @@ let sessionName = "";
 let sinkText = "";
 let diagText = "";
 
+/** The cgroup the kernel placed this process in alone (null: none, or not ours to sweep). */
+let ownCgroup: string | null = null;
+/** How long a command runs before the kernel hears of its process group. */
+const REPORT_CHILD_AFTER_MS = 25;
+/** Process groups of commands running now (spawned tasks' among them). */
+const liveGroups = new Set<number>();
+/** Whether the running exec started any command (no sweep is needed otherwise). */
+let commandsRan = false;
+
+/**
+ * After an exec that ran commands: SIGKILL what they left in this session's cgroup outside any
+ * running command's group — setsid escapers, daemons — so no process outlives its exec.
+ */
+function sweepStrays(): void {
+  if (commandsRan && ownCgroup !== null) killStrays(ownCgroup, liveGroups);
+  commandsRan = false;
+}
+
 const lineEncoder = new TextEncoder();
 
 /** Send one message to the kernel: one whole line on stdout, written before this returns. */
@@ -109,6 +127,7 @@ function cancellableSleep(ms: number): Promise<void> {
 async function init(m: InitMsg): Promise<void> {
   // Journal (issue 7): this worker opens the shared content store itself.
   sessionName = m.session;
+  nextOut = m.firstOut ?? 1;
   if (m.journal) {
     journal = await SessionJournal.open(m.journal, post);
     const i = m.journal.intake;
@@ -118,11 +137,13 @@ async function init(m: InitMsg): Promise<void> {
     journal.onEffect = () => execLog?.begun();
   }
   slots = CancelSlots.open(m.slots);
+  ownCgroup = m.cgroup ?? null;
   idleFlag = slots.flag(0);
   ev = new Evaluator({
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
+    stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
         // A command's statement value shows what a terminal would: its output text.
@@ -151,29 +172,34 @@ async function init(m: InitMsg): Promise<void> {
             bin_hash: "",
             argv0: typeof argv0 === "string" ? argv0 : lossy.decode(argv0),
           });
-          // Report the child's process group while it runs (task.suspend/resume on main).
+          // Report the child's process group to the kernel (task.suspend/resume, and killing
+          // it should this process die) once it has run for a moment: most commands end
+          // sooner, and two messages per spawn cost the kernel a wake-up each.
           const task = current?.task ?? 0;
           let pgid = 0;
+          let reported = false;
+          let reportTimer: ReturnType<typeof setTimeout> | undefined;
           const onSpawn = (pid: number) => {
             pgid = pid;
+            liveGroups.add(pid);
+            commandsRan = true;
             opts.onSpawn?.(pid);
-            if (task) post({ t: "child", task, pgid, live: true });
+            if (!task) return;
+            reportTimer = setTimeout(() => {
+              reported = true;
+              post({ t: "child", task, pgid, live: true });
+            }, REPORT_CHILD_AFTER_MS);
           };
           // Journal (issue 7): stdout beyond the capture cap spills into the content store.
           const spill = journal ? journal.spillOptions(opts) : {};
-          // Every command gets a cgroup where the host allows (its setsid escapers die with
-          // it) and nothing it leaves running outlives it (issue 16).
-          return spawnCapture({
-            killScope: "cgroup",
-            reapOnExit: true,
-            ...opts,
-            signal,
-            onSpawn,
-            ...spill,
-          }).then(
+          // Nothing a command leaves running in its group outlives it (issue 16); strays that
+          // left the group (setsid) go when the exec ends (`sweepStrays`).
+          return spawnCapture({ reapOnExit: true, ...opts, signal, onSpawn, ...spill }).then(
             (r) => journal ? journal.ingestSpill(r) : r,
           ).finally(() => {
-            if (task && pgid) post({ t: "child", task, pgid, live: false });
+            liveGroups.delete(pgid);
+            clearTimeout(reportTimer);
+            if (reported) post({ t: "child", task, pgid, live: false });
           });
         },
       },
@@ -312,6 +338,7 @@ async function runExec(m: ExecMsg): Promise<void> {
     done.journal = await journalFinish(journal, m, done, ev);
   }
   current = null;
+  sweepStrays();
   ev.setCancelFlag(idleFlag);
   sinkText = "";
   diagText = "";
@@ -334,7 +361,7 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
       error: {
         code: RPC.PARSE_ERROR,
         message: e.msg,
-        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint },
+        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint, rewrites: e.rewrites },
       },
       cancelled: false,
     };

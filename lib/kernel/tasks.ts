@@ -21,6 +21,8 @@ export interface InlineResult {
   uri: string;
   value: unknown;
   render: string;
+  /** Present when its journal record is not whole (issue 19, `JournalNote`). */
+  journal?: unknown;
 }
 
 /** One task. */

@@ -9,6 +9,7 @@
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { socketAnswers } from "../client/discovery.ts";
+import { trustedSocket } from "../client/socket_trust.ts";
 
 /** How often and how long to poll for the new kernel (Deno start-up dominates). */
 const POLL_MS = 50;
@@ -18,8 +19,12 @@ export const AUTOSTART_WINDOW_MS = 15_000;
 /** True when something accepts connections on `path`. */
 export const kernelAnswers: (path: string) => Promise<boolean> = socketAnswers;
 
-/** The command that starts a kernel on `socket` from this distribution. */
-export function kernelCommand(socket: string): { cmd: string; args: string[] } {
+/** The command that starts a kernel on `socket` (and `stateDir`) from this distribution. */
+export function kernelCommand(
+  socket: string,
+  stateDir: string | null = null,
+): { cmd: string; args: string[] } {
+  const state = stateDir === null ? [] : ["--state-dir", stateDir];
   const exe = Deno.execPath();
   const name = basename(exe).replace(/\.exe$/, "");
   if (name === "deno") {
@@ -38,12 +43,24 @@ export function kernelCommand(socket: string): { cmd: string; args: string[] } {
         "kernel",
         "--socket",
         socket,
+        ...state,
       ],
     };
   }
   // Compiled: `shoal mcp` is the shoal binary itself; `shoal-mcp` has `shoal` beside it.
   const cmd = name === "shoal" ? exe : join(dirname(exe), "shoal");
-  return { cmd, args: ["kernel", "--socket", socket] };
+  return { cmd, args: ["kernel", "--socket", socket, ...state] };
+}
+
+/** True when a socket is there and ours; false when none is; throws `UntrustedSocket`. */
+function socketTrusted(socket: string): boolean {
+  try {
+    trustedSocket(socket);
+    return true;
+  } catch (e) {
+    if (e instanceof Deno.errors.NotFound) return false;
+    throw e;
+  }
 }
 
 /** What `ensureKernel` did. */
@@ -60,10 +77,17 @@ export interface EnsureResult {
  */
 export async function ensureKernel(
   socket: string,
-  opts: { autostart: boolean; log: (msg: string) => void; windowMs?: number },
+  opts: {
+    autostart: boolean;
+    log: (msg: string) => void;
+    windowMs?: number;
+    stateDir?: string | null;
+  },
 ): Promise<EnsureResult> {
-  if (await kernelAnswers(socket)) return { started: false };
-  const { cmd, args } = kernelCommand(socket);
+  // A socket path that is not ours alone is refused here, before a kernel is started for it
+  // (that kernel would refuse it too, out of sight) or anything is sent to whoever answers.
+  if (socketTrusted(socket) && await kernelAnswers(socket)) return { started: false };
+  const { cmd, args } = kernelCommand(socket, opts.stateDir ?? null);
   const manual = `${cmd} ${args.join(" ")}`;
   if (!opts.autostart) {
     throw new Error(

@@ -7,8 +7,10 @@ import { socketPath, validSocketSession } from "../client/discovery.ts";
 
 /** Usage text (printed on stderr with exit status 2 for `-h` or a bad argument). */
 export const MCP_USAGE =
-  "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN] [--budget-ms MS]\n" +
-  "env: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART=1, SHOAL_MCP_BUDGET_MS";
+  "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN] [--budget-ms MS] " +
+  "[--state-dir DIR]\n" +
+  "env: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART=1, SHOAL_MCP_BUDGET_MS, " +
+  "SHOAL_STATE_DIR";
 
 /** The default wait budget of a `shoal_exec`/`shoal_wait` call without `timeout_ms`. */
 export const DEFAULT_BUDGET_MS = 25_000;
@@ -25,6 +27,11 @@ export interface McpConfig {
   autostart: boolean;
   /** How long a tool call waits before it returns a task handle. */
   budgetMs: number;
+  /**
+   * The state directory a kernel this facade starts uses (`--state-dir`), the same one after a
+   * kernel loss; null: the kernel's default.
+   */
+  stateDir: string | null;
 }
 
 /** Bad command line: the message already contains the usage. */
@@ -55,6 +62,7 @@ export function parseMcpArgs(
   let socket = nonEmpty(env("SHOAL_SOCKET"));
   let session = nonEmpty(env("SHOAL_SESSION")) ?? "default";
   let token = nonEmpty(env("SHOAL_TOKEN")) ?? null;
+  let stateDir = nonEmpty(env("SHOAL_STATE_DIR")) ?? null;
   const budgetEnv = nonEmpty(env("SHOAL_MCP_BUDGET_MS"));
   let budgetMs = budgetEnv ? positiveInt(budgetEnv, "SHOAL_MCP_BUDGET_MS") : DEFAULT_BUDGET_MS;
   for (let i = 0; i < args.length; i++) {
@@ -75,6 +83,9 @@ export function parseMcpArgs(
         break;
       case "--token":
         token = value();
+        break;
+      case "--state-dir":
+        stateDir = value();
         break;
       case "--budget-ms":
         budgetMs = positiveInt(value(), "--budget-ms");
@@ -97,5 +108,6 @@ export function parseMcpArgs(
     token,
     autostart: nonEmpty(env("SHOAL_NO_AUTOSTART")) === undefined,
     budgetMs,
+    stateDir,
   };
 }

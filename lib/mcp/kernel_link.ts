@@ -24,6 +24,14 @@ export class TransportError extends Error {
   }
 }
 
+/** What the agent is told in its next result after the session restarted under it. */
+export interface RestartNotice {
+  session: string;
+  message: string;
+  lost_values: { from: string; to: string } | null;
+  lost_tasks: { from: string; to: string } | null;
+}
+
 /** Kernel methods some tools depend on that a kernel may not implement yet. */
 export const OPTIONAL_METHODS = ["plan.list", "plan.apply", "cap.request", "pty.list"] as const;
 
@@ -55,7 +63,11 @@ export class KernelLink {
   }
 
   async #connect(reconnect: boolean): Promise<KernelClient> {
-    const r = await ensureKernel(this.cfg.socket, { autostart: this.cfg.autostart, log: this.log });
+    const r = await ensureKernel(this.cfg.socket, {
+      autostart: this.cfg.autostart,
+      log: this.log,
+      stateDir: this.cfg.stateDir,
+    });
     if (r.started) this.startedPid = r.pid ?? null;
     return await KernelClient.connect({
       socket: this.cfg.socket,
@@ -73,9 +85,61 @@ export class KernelLink {
     this.#connecting ??= this.#connect(false).then((k) => {
       this.#client?.close();
       this.#client = k;
+      this.#attachedTo(k.attached);
       return k;
     }).finally(() => (this.#connecting = null));
     return this.#connecting;
+  }
+
+  /** The session transcript attached to (`AttachResult.instance`), and refs seen under it. */
+  #instance: string | null = null;
+  #seen = { out: 0, task: 0 };
+  #restart: RestartNotice | null = null;
+
+  /** A (re)attach: a transcript other than the last one means its refs are gone. */
+  #attachedTo(a: AttachResult | null): void {
+    const now = a?.instance ?? null;
+    const before = this.#instance;
+    this.#instance = now;
+    if (before === null || now === null || now === before) return;
+    const seen = this.#seen;
+    this.#seen = { out: 0, task: 0 };
+    const gone = [
+      seen.out > 0 ? (seen.out === 1 ? "out:1" : `out:1…out:${seen.out}`) : null,
+      seen.task > 0 ? (seen.task === 1 ? "task:1" : `task:1…task:${seen.task}`) : null,
+    ].filter((x): x is string => x !== null);
+    const message = `The Shoal session "${this.cfg.session}" restarted (its kernel was lost and ` +
+      `a new one attached): ${
+        gone.length ? `${gone.join(" and ")} from before are gone` : "nothing from before remains"
+      }` +
+      `; values, variables and the working directory start afresh. A ref from before may now ` +
+      `name a new value: use only refs returned after this message.`;
+    this.#restart = {
+      session: this.cfg.session,
+      message,
+      lost_values: seen.out > 0 ? { from: "out:1", to: `out:${seen.out}` } : null,
+      lost_tasks: seen.task > 0 ? { from: "task:1", to: `task:${seen.task}` } : null,
+    };
+    this.log(message);
+  }
+
+  /** Refs a kernel result hands out (the highest of each kind, for a restart notice). */
+  #note(result: unknown): void {
+    if (result === null || typeof result !== "object") return;
+    const r = result as Record<string, unknown>;
+    for (const k of ["ref", "result_ref"]) {
+      const m = typeof r[k] === "string" ? /^out:([0-9]+)$/.exec(r[k] as string) : null;
+      if (m) this.#seen.out = Math.max(this.#seen.out, Number(m[1]));
+    }
+    const t = typeof r.task === "string" ? /^task:([0-9]+)$/.exec(r.task) : null;
+    if (t) this.#seen.task = Math.max(this.#seen.task, Number(t[1]));
+  }
+
+  /** The restart notice not yet shown to the agent (once), or null. */
+  takeRestartNotice(): RestartNotice | null {
+    const n = this.#restart;
+    this.#restart = null;
+    return n;
   }
 
   /** Call a kernel method. Throws RpcError (a kernel answer) or TransportError. */
@@ -88,8 +152,11 @@ export class KernelLink {
       throw new TransportError(`cannot reach the kernel: ${(e as Error).message}`);
     }
     try {
-      return await k.call<T>(method, params);
+      const r = await k.call<T>(method, params);
+      this.#note(r);
+      return r;
     } catch (e) {
+      if (e instanceof RpcError) this.#note(e.data); // a raised error's value is out:N too
       if (e instanceof ConnectionClosed) {
         throw new TransportError(
           `kernel connection lost during ${method}; the next call reconnects (a running exec ` +

@@ -15,6 +15,7 @@ import { KernelLink, TransportError } from "./kernel_link.ts";
 import { listResources, readResource, TEMPLATES } from "./resources.ts";
 import { LEGACY_HOLDER, Subscriptions } from "./subscriptions.ts";
 import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools.ts";
+import type { ToolResult } from "./result.ts";
 import { BadUri } from "./uri.ts";
 import { DenoStdioTransport } from "./stdio.ts";
 
@@ -74,6 +75,20 @@ function listenInspector(subs: Subscriptions): (m: JSONRPCMessage) => Promise<vo
   };
 }
 
+/**
+ * The first tool result after the session restarted under the facade (its kernel was lost)
+ * says so, and which refs are gone, before anything else (issue 19).
+ */
+function withRestartNotice(r: ToolResult, link: KernelLink): ToolResult {
+  const n = link.takeRestartNotice();
+  if (n === null) return r;
+  return {
+    ...r,
+    content: [{ type: "text", text: n.message }, ...r.content],
+    structuredContent: { ...(r.structuredContent ?? {}), session_restarted: n },
+  };
+}
+
 /** Build one MCP server instance (the factory is called once per connection era). */
 function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Server {
   const server = new Server(SERVER_INFO, {
@@ -114,7 +129,7 @@ function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Ser
         }),
     };
     try {
-      return await tool.run(v.args, tc) as never;
+      return withRestartNotice(await tool.run(v.args, tc), link) as never;
     } catch (e) {
       throw protocolError(e);
     }
@@ -180,12 +195,14 @@ export async function mcpMain(args: string[]): Promise<number> {
     await link.client(); // connect and attach before reading stdin
     await link.probe();
   } catch (e) {
-    const msg = e instanceof RpcError
-      ? `kernel refused session.attach (${e.code}): ${e.message}`
-      : (e as Error).message;
-    log(msg);
-    await link.close();
-    return 1;
+    if (!(e instanceof RpcError)) {
+      log((e as Error).message); // no kernel to be had (or not one of ours): nothing to serve
+      await link.close();
+      return 1;
+    }
+    // The kernel is there but refused the attach: serve anyway, and each call retries and
+    // reports the kernel's error to the host (rather than the host seeing the facade vanish).
+    log(`kernel refused session.attach (${e.code}): ${e.message}; each call will retry`);
   }
   let server: Server | null = null;
   const notify = (uri: string, e: KernelEvent) => {

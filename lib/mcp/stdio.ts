@@ -1,17 +1,41 @@
 /**
  * The MCP stdio transport on Deno's own stdin/stdout (no Node stream layer): newline-delimited
  * JSON-RPC read with the bounded frame reader (16 MiB lines), whole-frame writes, `onclose` at
- * stdin EOF. Malformed lines are answered with -32700 (id null) and reading continues (§15.2).
+ * stdin EOF. Every frame goes through the envelope parser the kernel uses
+ * (`lib/client/envelope.ts`), so a malformed line is -32700 (id null), an invalid but parseable
+ * one -32600 (or -32602 for by-position params) under its own id, invalid UTF-8 is refused, and
+ * ids come back verbatim — big integers included — whatever the SDK can represent. A JSON-RPC
+ * batch (2025-03-26 clients send them) is served: its messages go to the SDK one by one and
+ * their responses come back together as one array. At stdin EOF, requests already received
+ * (the last line may lack its newline) are answered first, for up to {@link DRAIN_MS}.
  * An optional `inspect` hook sees every inbound message first, in order, before the SDK does.
  */
 
-import {
-  deserializeMessage,
-  type JSONRPCMessage,
-  type MessageExtraInfo,
-  type Transport,
-} from "@modelcontextprotocol/server";
+import type { JSONRPCMessage, MessageExtraInfo, Transport } from "@modelcontextprotocol/server";
 import { type ByteReader, FrameReader, FrameWriter, MAX_FRAME } from "../client/framing.ts";
+import { type Envelope, errorResponse, parseEnvelope, type WireId } from "../client/envelope.ts";
+import { RPC, type RpcErrorObject } from "../client/errors.ts";
+
+/** How long requests in flight at stdin EOF may take to be answered before the transport closes. */
+export const DRAIN_MS = 5000;
+
+type Obj = Record<string, unknown>;
+
+/** A batch being served: its responses, gathered until every request in it is answered. */
+interface Batch {
+  waiting: Set<string>;
+  responses: unknown[];
+  /** True while its messages are still being delivered (a fast answer must not end it). */
+  delivering: boolean;
+}
+
+/** The facade's error objects always carry `data` (null when absent, protocol §15.2). */
+function fault(id: WireId, e: RpcErrorObject): Obj {
+  return errorResponse(id, { ...e, data: e.data ?? null });
+}
+
+/** Ids the SDK cannot carry (null, big or fractional numbers) travel as these strings. */
+const SURROGATE = `\u0000shoal-id:${crypto.randomUUID()}:`;
 
 /** Newline JSON-RPC over Deno.stdin/Deno.stdout. */
 export class DenoStdioTransport implements Transport {
@@ -22,6 +46,15 @@ export class DenoStdioTransport implements Transport {
   #closed = false;
   #started = false;
   #ended!: () => void;
+  /** Surrogate → the id the client sent. */
+  #surrogates = new Map<string, WireId>();
+  /** The client's id (keyed) → its surrogate, for `notifications/cancelled`. */
+  #bySent = new Map<string, string>();
+  #nextSurrogate = 1;
+  /** Requests delivered and not yet answered (keyed ids), and batches waiting on them. */
+  #inFlight = new Set<string>();
+  #batches = new Map<string, Batch>();
+  #idle: (() => void) | null = null;
   /** Resolves once the transport is closed (stdin EOF or `close()`), whoever owns `onclose`. */
   readonly ended: Promise<void> = new Promise((r) => (this.#ended = r));
 
@@ -45,35 +78,128 @@ export class DenoStdioTransport implements Transport {
     try {
       for (let f = await reader.next(); f && !this.#closed; f = await reader.next()) {
         if (f.kind === "oversize") {
-          this.#reply(-32600, `message of ${f.bytes} bytes exceeds the ${MAX_FRAME}-byte limit`);
+          this.#write(fault(null, {
+            code: RPC.INVALID_REQUEST,
+            message: `message of ${f.bytes} bytes exceeds the ${MAX_FRAME}-byte limit`,
+          }));
           continue;
         }
-        let msg: JSONRPCMessage;
-        try {
-          msg = deserializeMessage(f.text);
-        } catch (e) {
-          this.#reply(-32700, "parse error", { detail: (e as Error).message.slice(0, 500) });
-          continue;
-        }
-        if (this.inspect) {
-          await this.inspect(msg).catch((e) => this.onerror?.(e as Error));
-        }
-        this.onmessage?.(msg);
+        const env = parseEnvelope(f.text, { badUtf8: f.badUtf8 });
+        if (env.kind === "batch") await this.#serveBatch(env.items);
+        else if (env.kind === "invalid") {
+          if (!env.silent) this.#write(fault(env.id, env.error));
+        } else await this.#deliver(env);
       }
     } catch (e) {
       if (!this.#closed) this.onerror?.(e as Error);
     }
+    await this.#drain();
     await this.close();
   }
 
-  #reply(code: number, message: string, data: unknown = null): void {
-    this.#writer.send({ jsonrpc: "2.0", id: null, error: { code, message, data } })
-      .catch(() => {});
+  /** Wait (bounded) until every request received so far is answered. */
+  async #drain(): Promise<void> {
+    if (this.#inFlight.size === 0 || this.#closed) return;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      new Promise<void>((r) => (this.#idle = r)),
+      new Promise<void>((r) => (timer = setTimeout(r, DRAIN_MS))),
+    ]);
+    clearTimeout(timer);
+  }
+
+  /** Hand one message to the SDK (after `inspect`), with an id it can carry. */
+  async #deliver(env: Exclude<Envelope, { kind: "batch" | "invalid" }>, batch?: Batch) {
+    const msg = { ...env.msg } as Obj;
+    if (env.kind === "request") {
+      const key = this.#carry(msg, env.id);
+      this.#inFlight.add(key);
+      if (batch) {
+        batch.waiting.add(key);
+        this.#batches.set(key, batch);
+      }
+    } else if (env.kind === "notification" && env.method === "notifications/cancelled") {
+      const p = env.params as Obj;
+      const s = this.#bySent.get(idKey(p.requestId as WireId));
+      if (s !== undefined) msg.params = { ...p, requestId: s };
+    }
+    if (this.inspect) {
+      await this.inspect(msg as JSONRPCMessage).catch((e) => this.onerror?.(e as Error));
+    }
+    this.onmessage?.(msg as JSONRPCMessage);
+  }
+
+  /**
+   * Give `msg` an id the SDK can carry (a string or a safe integer): others travel as a
+   * surrogate string mapped back in {@link send}. Returns the key the response is expected under.
+   */
+  #carry(msg: Obj, id: WireId): string {
+    if (typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id))) {
+      if (!id.toString().startsWith(SURROGATE)) return idKey(id);
+    }
+    const s = `${SURROGATE}${this.#nextSurrogate++}`;
+    this.#surrogates.set(s, id);
+    this.#bySent.set(idKey(id), s);
+    msg.id = s;
+    return idKey(s);
+  }
+
+  async #serveBatch(items: Envelope[]): Promise<void> {
+    const batch: Batch = { waiting: new Set(), responses: [], delivering: true };
+    const deliver: Array<Exclude<Envelope, { kind: "batch" | "invalid" }>> = [];
+    for (const e of items) {
+      // (An array inside a batch is an invalid element, never a batch of its own.)
+      if (e.kind === "invalid") {
+        if (!e.silent) batch.responses.push(fault(e.id, e.error));
+      } else if (e.kind !== "batch") deliver.push(e);
+    }
+    for (const e of deliver) await this.#deliver(e, batch);
+    batch.delivering = false;
+    if (batch.waiting.size === 0 && batch.responses.length > 0) this.#write(batch.responses);
+  }
+
+  #write(msg: unknown): void {
+    this.#writer.send(msg).catch(() => {});
   }
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.#closed) return Promise.reject(new Error("stdio transport is closed"));
+    const m = message as Obj;
+    if (!("method" in m) && "id" in m) {
+      const key = idKey(m.id as WireId);
+      let out: Obj = m;
+      const sent = this.#surrogates.get(m.id as string);
+      if (sent !== undefined) {
+        this.#surrogates.delete(m.id as string);
+        this.#bySent.delete(idKey(sent));
+        out = { ...m, id: sent };
+      }
+      // Settled once written: the drain at EOF must not close the transport before it is out.
+      const written = this.#respond(key, out);
+      void written.then(() => this.#settled(key), () => this.#settled(key));
+      return written;
+    }
     return this.#writer.send(message);
+  }
+
+  /** Write a response, or add it to its batch (written whole with the batch's last one). */
+  #respond(key: string, out: Obj): Promise<void> {
+    const batch = this.#batches.get(key);
+    if (!batch) return this.#writer.send(out);
+    this.#batches.delete(key);
+    batch.waiting.delete(key);
+    batch.responses.push(out);
+    if (batch.waiting.size > 0 || batch.delivering) return Promise.resolve();
+    return this.#writer.send(batch.responses);
+  }
+
+  #settled(key: string): void {
+    this.#inFlight.delete(key);
+    if (this.#inFlight.size === 0) {
+      const f = this.#idle;
+      this.#idle = null;
+      f?.();
+    }
   }
 
   close(): Promise<void> {
@@ -83,4 +209,9 @@ export class DenoStdioTransport implements Transport {
     this.#ended();
     return Promise.resolve();
   }
+}
+
+/** A map key for an id (a raw number's text, or the JSON of a string/number/null). */
+function idKey(id: WireId): string {
+  return id !== null && typeof id === "object" ? id.rawJSON : JSON.stringify(id);
 }

@@ -157,10 +157,19 @@ export class IntakeWriter {
     }
     const bytes = enc.encode(text);
     const f = this.#file!;
-    for (let off = 0; off < bytes.length;) {
-      const n = f.writeSync(bytes.subarray(off));
-      if (n <= 0) throw new Error("the intake file accepted no bytes");
-      off += n;
+    try {
+      for (let off = 0; off < bytes.length;) {
+        const n = f.writeSync(bytes.subarray(off));
+        if (n <= 0) throw new Error("the intake file accepted no bytes");
+        off += n;
+      }
+    } catch (e) {
+      // A part of a line (the disk filled mid-write) must not prefix the next line, which
+      // would make both unreadable: cut the file back to its last whole line.
+      try {
+        f.truncateSync(this.#size);
+      } catch { /* nothing more can be done; the reader reports a torn line */ }
+      throw e;
     }
     this.#size += bytes.length;
   }

@@ -16,7 +16,7 @@ import * as events from "./event_rows.ts";
 import * as journal from "./journal_rows.ts";
 import * as undo from "./undo_rows.ts";
 import type { Conn } from "./sqlite_conn.ts";
-import { fromSqlite } from "./sqlite_errors.ts";
+import { fromSqlite, sqliteCode } from "./sqlite_errors.ts";
 import { type IntakeLine, parseIntakeName } from "./intake.ts";
 import { intakeExtent, uncommittedTail } from "./intake_map.ts";
 import type { UndoInput } from "./types.ts";
@@ -56,6 +56,11 @@ export interface IntakeReport {
   /** Reported, never hidden. */
   errors: IntakeProblem[];
   /**
+   * True when the journal could not take a line for now (full, busy, an I/O error): it and the
+   * lines after it stay in the intake, to be folded by a later catch-up (retry).
+   */
+  behind?: boolean;
+  /**
    * The kernel's own `journal` channel events handed to this take, numbered after every
    * finished row above (so the stream is delivered in order); `seq` null when not even numbered.
    */
@@ -91,6 +96,25 @@ const dec = new TextDecoder();
 
 /** A fold could not start its transaction (busy, or misuse): nothing was applied or lost. */
 class BeginFailed extends Error {}
+
+/**
+ * SQLite results that say "not now" (full, busy, locked, read-only, I/O, cannot open), not
+ * "never": a line that meets one stays in the intake until the journal can take it.
+ */
+const TRANSIENT = new Set([5, 6, 8, 10, 13, 14]);
+
+/** True when `e` is a failure a later fold may not meet (see {@link TRANSIENT}). */
+export function transientFailure(e: unknown): boolean {
+  const c = sqliteCode(e) ?? sqliteCode((e as { cause?: unknown })?.cause);
+  if (c !== null) return TRANSIENT.has(c);
+  return e instanceof StoreError && (e.code === "journal_full" || e.code === "journal_busy");
+}
+
+/** A line the journal can never take: kept aside, with why, instead of being dropped. */
+export const REJECTED_FILE = "rejected.log";
+
+/** The quarantine could not take a line either (no space): the line stays in the intake. */
+class QuarantineFailed extends Error {}
 
 /** The journal thread's side of the intake of one writer token. */
 export class IntakeFolder {
@@ -271,10 +295,8 @@ export class IntakeFolder {
         this.#error(`folding the journal intake: ${e.message}`);
         return 0;
       }
-      // Fold line by line instead, so one line the journal cannot take (a full database)
-      // is reported and passed over rather than blocking every later one.
-      const err = fromSqlite(e, "folding the journal intake");
-      this.#error(err.message, err.code, reads.map((r) => r.name));
+      // Fold line by line instead: every line that fits is applied, a line the journal cannot
+      // take now stays (with those after it) for a later fold, one it never can is set aside.
       // Nothing of the attempts stands: only what the slow path commits is reported.
       finished.length = 0;
       done.length = 0;
@@ -323,7 +345,11 @@ export class IntakeFolder {
       try {
         line = JSON.parse(text);
       } catch {
-        this.#error(`journal intake ${name}: a corrupt line after byte ${s.offset} was skipped`);
+        this.#reject(name, text, "not JSON (a corrupt line)");
+        this.#error(
+          `journal intake ${name}: a corrupt line after byte ${s.offset} was set aside in ` +
+            REJECTED_FILE,
+        );
         continue;
       }
       try {
@@ -331,13 +357,39 @@ export class IntakeFolder {
         this.#c.tx("intake line", () => this.#apply(line, st.pending, out));
         if (line.t === "e") st.ended = true;
       } catch (e) {
-        // Unguarded, nothing undoes this line alone: the caller redoes the batch guarded.
-        if (!this.#c.db.isTransaction || this.#c.unguarded) throw e;
+        // Unguarded, nothing undoes this line alone: the caller redoes the batch guarded. A
+        // journal that cannot take it now (full, busy, I/O) keeps it for a later fold.
+        if (!this.#c.db.isTransaction || this.#c.unguarded || transientFailure(e)) throw e;
+        // It can never be taken: it is set aside (never dropped), and reported.
         const err = fromSqlite(e, "intake");
-        this.#error(`journal intake ${name}: ${err.message}`, err.code, [name]);
+        this.#reject(name, text, err.message);
+        this.#error(
+          `journal intake ${name}: ${err.message} (the line was set aside in ${REJECTED_FILE})`,
+          err.code,
+          [name],
+        );
       }
     }
     return st;
+  }
+
+  /**
+   * Keep a line the journal can never take in `<intake>/rejected.log` (0600), with where it came
+   * from and why, so it is not lost. Written before the fold commits: a fold that is rolled back
+   * and redone may keep a line twice, never zero times. Throws {@link QuarantineFailed} when it
+   * cannot be written (then the line stays in the intake).
+   */
+  #reject(name: string, text: string, reason: string): void {
+    const entry = JSON.stringify({ file: name, at: Date.now(), reason, line: text }) + "\n";
+    try {
+      Deno.writeTextFileSync(join(this.dir, REJECTED_FILE), entry, {
+        append: true,
+        create: true,
+        mode: 0o600,
+      });
+    } catch (e) {
+      throw new QuarantineFailed(`setting a line aside failed: ${(e as Error).message}`);
+    }
   }
 
   /** Write the file's mark (and end a finished file's pending execs); true when it is over. */
@@ -384,23 +436,23 @@ export class IntakeFolder {
             this.#closeOut(r.name, st, last && dead && !r.partial, end);
           });
         } catch (e) {
-          if (e instanceof BeginFailed) {
-            this.#files.delete(r.name);
-            this.#finishFold(finished, done, dead);
-            return folded; // not the line's fault: fold it next time
+          this.#files.delete(r.name);
+          if (!(e instanceof BeginFailed)) {
+            // Not now (the journal is full, busy, failing; or the line could not even be set
+            // aside): the line stays in the intake, with every line after it, in order.
+            this.#report.behind = true;
+            const why = e instanceof QuarantineFailed
+              ? e.message
+              : fromSqlite(e, "the journal cannot take it now").message;
+            this.#error(
+              `journal intake ${r.name}: a line waits in the intake until the journal can ` +
+                `take it (${why})`,
+              e instanceof QuarantineFailed ? "journal_write_failed" : fromSqlite(e, "").code,
+              [r.name],
+            );
           }
-          const err = fromSqlite(e, "intake");
-          this.#error(
-            `journal intake ${r.name}: a line the journal could not take was dropped: ${err.message}`,
-            err.code,
-            [r.name],
-          );
-          try {
-            this.#inTx(() => this.#closeOut(r.name, { ...s }, last && dead && !r.partial, end));
-          } catch {
-            this.#files.delete(r.name);
-            return folded; // not even the mark fits: try again on the next catch-up
-          }
+          this.#finishFold(finished, done, dead);
+          return folded; // fold it (and the rest) next time
         }
         finished.push(...got);
         s = this.#files.get(r.name)!;
@@ -496,6 +548,16 @@ export class IntakeFolder {
       const p = parseIntakeName(name)!;
       if (worker !== undefined && p.worker !== worker) continue;
       const s = this.#state(name);
+      // Lines the journal could not take yet stay, file and all: a later fold (or the next
+      // kernel's open, which folds a dead writer's intake) applies them.
+      let unfolded = 0;
+      try {
+        unfolded = this.#tail(name, s.offset);
+      } catch { /* gone */ }
+      if (unfolded > 0) {
+        this.#report.behind = true;
+        continue;
+      }
       const ids = Object.values(s.pending);
       try {
         this.#c.tx("intake abandon", () => {

@@ -38,6 +38,24 @@ export interface JournalDbOptions {
   intakeDir?: string | null;
 }
 
+/**
+ * The journal's files are the user's alone (issue 19): create the database 0600, and tighten it
+ * and an existing -wal/-shm (left by an older kernel) when they are open to others.
+ */
+function privateFiles(path: string): void {
+  try {
+    Deno.openSync(path, { read: true, write: true, create: true, mode: 0o600 }).close();
+  } catch { /* SQLite's own open reports why */ }
+  for (const f of [path, `${path}-wal`, `${path}-shm`]) {
+    try {
+      const st = Deno.lstatSync(f);
+      if (st.isFile && st.uid === Deno.uid() && ((st.mode ?? 0) & 0o077) !== 0) {
+        Deno.chmodSync(f, 0o600);
+      }
+    } catch { /* not there */ }
+  }
+}
+
 /** What opening found. */
 export interface OpenInfo {
   /** Schema version after migration. */
@@ -82,6 +100,8 @@ export class JournalDb {
   static open(opts: JournalDbOptions): JournalDb {
     let db: DatabaseSync;
     try {
+      // 0600 before SQLite creates it: its -wal and -shm take the database file's mode.
+      if (opts.path !== ":memory:") privateFiles(opts.path);
       db = new DatabaseSync(opts.path);
     } catch (e) {
       throw fromSqlite(e, `opening the journal ${opts.path}`);
@@ -204,6 +224,7 @@ export const JOURNAL_OPS = {
   query: (j: JournalDb, filter?: Parameters<typeof journal.query>[1]) =>
     journal.query(j.conn, filter),
   get: (j: JournalDb, id: number) => journal.get(j.conn, id),
+  inlineOutput: (j: JournalDb, hash: string) => journal.inlineOutput(j.conn, hash),
   sweepUnfinished: (j: JournalDb) => j.sweepUnfinished(),
   appendEvent: (j: JournalDb, e: Parameters<typeof events.appendEvent>[1]) =>
     events.appendEvent(j.conn, e),
@@ -280,6 +301,7 @@ export const OUTSIDE_BATCH_OPS: ReadonlySet<JournalOp> = new Set<JournalOp>([
 export const READ_ONLY_OPS: ReadonlySet<JournalOp> = new Set<JournalOp>([
   "query",
   "get",
+  "inlineOutput",
   "readSince",
   "readLatest",
   "lastSeq",

@@ -18,6 +18,7 @@ import type {
   JournalEntry,
   JournalEntryWithStatements,
   JournalFilter,
+  OutputRecord,
   StatementInput,
 } from "./types.ts";
 import * as v from "./validate.ts";
@@ -389,6 +390,23 @@ export function get(c: Conn, id: number): JournalEntryWithStatements | null {
     ) as unknown as Row[]).map(toEntry)
     : [];
   return { ...toEntry(r), statements };
+}
+
+/**
+ * The bytes of an inline output (a preview that is the whole output) whose hash is `hash`, as
+ * text, or null: how `blob.get` resolves the hash of an output kept in its row, not the CAS.
+ */
+export function inlineOutput(c: Conn, hash: string): string | null {
+  const rows = c.stmt(
+    `SELECT j.outputs FROM blob_ref AS r JOIN journal AS j ON j.id = r.journal_id
+     WHERE r.hash = ? AND r.role LIKE '${v.INLINE_ROLE}%' LIMIT 4`,
+  ).all(hash) as Array<{ outputs: string }>;
+  for (const r of rows) {
+    for (const o of JSON.parse(r.outputs) as OutputRecord[]) {
+      if (o.hash === hash && o.preview !== undefined) return o.preview;
+    }
+  }
+  return null;
 }
 
 /**

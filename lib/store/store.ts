@@ -125,6 +125,11 @@ export class JournalApi {
     return this.#j.call("get", id);
   }
 
+  /** The text of an inline output with this BLAKE3 hash (see `OutputRecord.hash`), or null. */
+  inlineOutput(hash: string): Promise<string | null> {
+    return this.#j.call("inlineOutput", parseRef(hash));
+  }
+
   /** Mark running rows of processes that died since as `unfinished`; returns the count. */
   sweepUnfinished(): Promise<number> {
     return this.#j.call("sweepUnfinished");

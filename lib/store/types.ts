@@ -36,6 +36,11 @@ export interface OutputRecord {
   ref?: string;
   /** Up to {@link PREVIEW_MAX_BYTES} of UTF-8 text for display. */
   preview?: string;
+  /**
+   * BLAKE3 hex of an inline output (its `preview` is then the whole output): `blob.get`
+   * resolves it from the row, so every output has a hash without a blob file per exec.
+   */
+  hash?: string;
   /** True when the stored output was cut at a cap. */
   truncated?: boolean;
 }

@@ -141,6 +141,10 @@ export function outputs(v: unknown): OutputRecord[] {
     };
     if (r.ref !== undefined) out.ref = toRef(parseRef(r.ref));
     if (r.preview !== undefined) out.preview = text(`${at}.preview`, r.preview, PREVIEW_MAX_BYTES);
+    if (r.hash !== undefined) {
+      if (r.preview === undefined) throw invalid(`${at}.hash names an inline preview's bytes`);
+      out.hash = parseRef(r.hash);
+    }
     if (r.truncated !== undefined) {
       if (typeof r.truncated !== "boolean") throw invalid(`${at}.truncated must be a boolean`);
       out.truncated = r.truncated;
@@ -154,11 +158,17 @@ export function outputs(v: unknown): OutputRecord[] {
 
 /** Hashes referenced by outputs. */
 export function outputHashes(list: readonly OutputRecord[]): Array<{ hash: string; role: string }> {
-  return list.filter((o) => o.ref !== undefined).map((o) => ({
-    hash: parseRef(o.ref!),
-    role: o.kind,
-  }));
+  const out: Array<{ hash: string; role: string }> = [];
+  for (const o of list) {
+    if (o.ref !== undefined) out.push({ hash: parseRef(o.ref), role: o.kind });
+    // An inline output's hash, so `blob.get` finds its row (no blob file: GC ignores it).
+    else if (o.hash !== undefined) out.push({ hash: o.hash, role: `${INLINE_ROLE}${o.kind}` });
+  }
+  return out;
 }
+
+/** `blob_ref.role` prefix of an inline output's hash (no blob file behind it). */
+export const INLINE_ROLE = "inline:";
 
 function finishStatus(name: string, v: unknown): FinishStatus {
   if (v !== "ok" && v !== "error" && v !== "cancelled") {

@@ -69,6 +69,7 @@ export function renderParseError(src: string, err: ParseError, origin = ""): str
     `${start.line} | ${text}`,
     `${pad} | ${caretPad}${"^".repeat(width)}`,
   ];
-  if (err.hint) out.push(`${pad} = hint: ${err.hint}`);
+  // Continuation lines of a hint (a rewritten source) line up under its first line.
+  if (err.hint) out.push(`${pad} = hint: ${err.hint.replaceAll("\n", `\n${pad}   `)}`);
   return out.join("\n");
 }

@@ -5,12 +5,14 @@
 
 import type { Node, Program } from "./ast.ts";
 import { ParseError } from "./errors.ts";
-import { type ParseOptions, Parser } from "./parser.ts";
+import { bindingScope, type ParseOptions, Parser } from "./parser.ts";
 import { parseProgram } from "./parse_stmt.ts";
+import { bashRewrites } from "./bash/mod.ts";
+import type { Ctx } from "./bash/native.ts";
 import { byteOffsets, convertSpan, convertTree } from "./spans.ts";
 
 export * from "./ast.ts";
-export { ParseError } from "./errors.ts";
+export { ParseError, type Rewrite } from "./errors.ts";
 export { type LineCol, lineCol, renderParseError } from "./diagnostics.ts";
 export { type Binding, bindingScope, type ParseOptions } from "./parser.ts";
 
@@ -27,9 +29,36 @@ export function parse(src: string, opts: ParseOptions = {}): Program {
     return program;
   } catch (e) {
     const err = asParseError(e, src);
+    // Rewrites work on the source's own (UTF-16) offsets: keep a copy before converting.
+    const raw = new ParseError(err.msg, err.span, err.baseHint);
+    raw.site = err.site;
+    err.setRewriter(() => bashRewrites(src, raw, (s) => rawError(s, opts), boundIn(src, opts)));
     if (map) err.span = convertSpan(map, err.span);
     throw err;
   }
+}
+
+/** The error of parsing `src` with UTF-16 spans and no rewrites, or null when it parses. */
+function rawError(src: string, opts: ParseOptions): ParseError | null {
+  try {
+    parseProgram(new Parser(src, opts));
+    return null;
+  } catch (e) {
+    return asParseError(e, src);
+  }
+}
+
+/** Which names a rewrite may treat as Shoal values (`$x` → `x`): session or source bindings. */
+function boundIn(src: string, opts: ParseOptions): Ctx {
+  const session = opts.bindings ?? bindingScope(opts);
+  return {
+    bound: (name) =>
+      session.get(name) === "value" ||
+      // Shoal's own binders only: `let x`, `var x`, `for x in … {` (not the shell's `for … do`).
+      new RegExp(`\\b(let|var)\\s+${name}\\b|\\bfor\\s+${name}\\s+in\\b[^;\\n]*\\s\\{(\\s|$)`).test(
+        src,
+      ),
+  };
 }
 
 /** The result of `tryParse`. */

@@ -90,6 +90,16 @@ function envPrefix(p: Parser, t: Token): EnvPrefix {
 /** One command: `[NAME=v …] [^]head parts… [&]`. Stops before a trailing `{`. */
 export function parseCommand(p: Parser): CmdExpr {
   const start = p.nextPos();
+  try {
+    return commandAt(p, start);
+  } catch (e) {
+    // The innermost command names where a bash-shaped rewrite starts (errors.ts).
+    if (e instanceof ParseError) e.site.cmd ??= start;
+    throw e;
+  }
+}
+
+function commandAt(p: Parser, start: number): CmdExpr {
   const env: EnvPrefix[] = [];
   let t = p.peekC();
   while (t.k === "EnvAssign") {

@@ -21,6 +21,7 @@ import type {
   UseStmt,
   WhileStmt,
 } from "./ast.ts";
+import { ParseError } from "./errors.ts";
 import { lexQuoted } from "./lex_string.ts";
 import { INTERP_HEADS, type Parser, RESERVED } from "./parser.ts";
 import { headerBody, parseBlock, parseExpr, parseItContinuation, parseType } from "./parse_expr.ts";
@@ -74,8 +75,13 @@ export function stmtList(p: Parser, inBlock: boolean): Stmt[] {
 /** One statement at the cursor (language §2 dispatch). */
 export function statement(p: Parser): Stmt {
   p.enter();
+  const start = p.nextPos();
   try {
     return dispatch(p);
+  } catch (e) {
+    // The innermost statement names where a bash-shaped rewrite starts (errors.ts).
+    if (e instanceof ParseError) e.site.stmt ??= start;
+    throw e;
   } finally {
     p.leave();
   }

@@ -99,6 +99,14 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       const d = e.data as R;
       assert(typeof (d.span as R).start === "number" && typeof (d.span as R).end === "number");
       assert("hint" in d);
+      assertEquals(d.rewrites, [], "not bash-shaped: no rewrites");
+      // Bash-shaped source (issue 13): the rewrites in `data`, native first, and in the hint.
+      const b = await rpcError(c.call("parse", { src: "ls | wc -l" }));
+      assertEquals((b.data as R).rewrites, [
+        { form: "native", src: "ls.len()" },
+        { form: "sh", src: "sh { ls | wc -l }" },
+      ]);
+      assert(String((b.data as R).hint).includes("resend as: ls.len()"));
       assertEquals((await rpcError(c.call("parse", {}))).code, RPC.INVALID_PARAMS);
     });
 
@@ -149,6 +157,12 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
         assertEquals(v.uri, `shoal://out/${n}`);
         const pe = await rpcError(c.call("exec", { src: "let = " }));
         assertEquals(pe.code, RPC.PARSE_ERROR);
+        const bash = await rpcError(c.call("exec", { src: "echo $HOME" }));
+        assertEquals(bash.code, RPC.PARSE_ERROR);
+        assertEquals((bash.data as R).rewrites, [
+          { form: "native", src: "echo (env.HOME)" },
+          { form: "sh", src: "sh { echo $HOME }" },
+        ]);
         const next = await c.call<R>("exec", { src: "2" });
         assertEquals(next.ref, `out:${n + 1}`, "a parse error inserts nothing");
         const re = await rpcError(c.call("exec", { src: "1 / 0" }));

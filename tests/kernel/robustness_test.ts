@@ -45,8 +45,10 @@ Deno.test("envelope errors and random frames leave the kernel serving", opts, as
     await c.write('{"jsonrpc":"2.0","id":8,"method":"parse","params":[1]}\n');
     f = await c.next();
     assertEquals([f.id, (f.error as R).code], [8, RPC.INVALID_PARAMS]);
+    // A batch (the kernel serves none) is answered element by element, in one array.
     await c.write('[1,2]\n{"jsonrpc":"2.0","id":{"a":1},"method":"parse"}\n');
-    assertEquals(((await c.next()).error as R).code, RPC.INVALID_REQUEST);
+    const batch = await c.next() as unknown as Array<{ error: R }>;
+    assertEquals(batch.map((x) => x.error.code), [RPC.INVALID_REQUEST, RPC.INVALID_REQUEST]);
     assertEquals(((await c.next()).error as R).code, RPC.INVALID_REQUEST);
     // A notification (no id) gets no reply: the next frame answers id 9.
     await c.write('{"jsonrpc":"2.0","method":"parse","params":{"src":"1"}}\n');

@@ -176,3 +176,43 @@ export async function rpcCode(
     return { code: x.code, message: x.message, data: x.data };
   }
 }
+
+/** Processes whose command line mentions `needle` (our unique temp dir): leftover kernels. */
+export async function pidsMentioning(needle: string): Promise<number[]> {
+  const out: number[] = [];
+  for await (const e of Deno.readDir("/proc")) {
+    if (!/^[0-9]+$/.test(e.name) || Number(e.name) === Deno.pid) continue;
+    try {
+      const cmd = await Deno.readTextFile(`/proc/${e.name}/cmdline`);
+      if (cmd.includes(needle)) out.push(Number(e.name));
+    } catch { /* gone */ }
+  }
+  return out;
+}
+
+/** Kernels this test started (by pid, from the facade's stderr line). */
+export function startedPids(stderr: string): number[] {
+  return [...stderr.matchAll(/started kernel pid (\d+)/g)].map((m) => Number(m[1]));
+}
+
+export async function killPid(pid: number): Promise<void> {
+  try {
+    Deno.kill(pid, "SIGTERM");
+  } catch { /* gone already */ }
+  await waitFor(
+    () => {
+      try {
+        Deno.kill(pid, "SIGCONT"); // probe: throws once the process is gone
+        return false;
+      } catch {
+        return true;
+      }
+    },
+    10_000,
+    `kernel ${pid} to exit`,
+  ).catch(() => {
+    try {
+      Deno.kill(pid, "SIGKILL");
+    } catch { /* gone */ }
+  });
+}

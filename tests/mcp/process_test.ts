@@ -13,12 +13,14 @@ import { join } from "node:path";
 import {
   CONFIG,
   connectMcp,
+  killPid,
   MCP,
+  pidsMentioning,
   rpcCode,
   sc,
+  startedPids,
   startKernel,
   text,
-  waitFor,
   within,
 } from "./_helpers.ts";
 import { kernelAnswers } from "../../lib/mcp/autostart.ts";
@@ -32,46 +34,6 @@ function mcpCommand(args: string[], env: Record<string, string>) {
     stdin: "piped",
     stdout: "piped",
     stderr: "piped",
-  });
-}
-
-/** Processes whose command line mentions `needle` (our unique temp dir): leftover kernels. */
-async function pidsMentioning(needle: string): Promise<number[]> {
-  const out: number[] = [];
-  for await (const e of Deno.readDir("/proc")) {
-    if (!/^[0-9]+$/.test(e.name) || Number(e.name) === Deno.pid) continue;
-    try {
-      const cmd = await Deno.readTextFile(`/proc/${e.name}/cmdline`);
-      if (cmd.includes(needle)) out.push(Number(e.name));
-    } catch { /* gone */ }
-  }
-  return out;
-}
-
-/** Kernels this test started (by pid, from the facade's stderr line). */
-function startedPids(stderr: string): number[] {
-  return [...stderr.matchAll(/started kernel pid (\d+)/g)].map((m) => Number(m[1]));
-}
-
-async function killPid(pid: number): Promise<void> {
-  try {
-    Deno.kill(pid, "SIGTERM");
-  } catch { /* gone already */ }
-  await waitFor(
-    () => {
-      try {
-        Deno.kill(pid, "SIGCONT"); // probe: throws once the process is gone
-        return false;
-      } catch {
-        return true;
-      }
-    },
-    10_000,
-    `kernel ${pid} to exit`,
-  ).catch(() => {
-    try {
-      Deno.kill(pid, "SIGKILL");
-    } catch { /* gone */ }
   });
 }
 

@@ -469,3 +469,50 @@ Deno.test("a kernel event the journal cannot store keeps its number, which is ne
     assert.equal((await store.events.append("journal", { i: 4 }, { scope: "s" })).seq, 4);
   }, { journalMode: "inline", maxDbBytes: 256 * 1024 });
 });
+
+Deno.test("a line a full journal cannot take stays in the intake until it can be applied", async () => {
+  await withTempDir(async (dir) => {
+    const a = await openStore(dir, { journalMode: "inline", maxDbBytes: 256 * 1024 });
+    const w = new IntakeWriter(a.intakeDir, a.openInfo.intakeToken!, 1, { map: false });
+    const pad = "y".repeat(20_000);
+    for (let k = 1; k <= 40; k++) w.append(whole(k, `big ${k} ${pad}`));
+    const r = await a.journal.intakeTake();
+    assert.equal(r.behind, true, "the fold says lines wait");
+    const folded = r.finished.length;
+    assert(folded > 0 && folded < 40, `folded ${folded} of 40 into a 256 KiB journal`);
+    assert.match(r.errors.at(-1)!.message, /waits in the intake/);
+    // A later fold retries (still full: still waiting, nothing dropped, nothing set aside).
+    assert.equal((await a.journal.intakeTake()).behind, true);
+    await a.close(); // the unfolded file stays for whoever opens the journal next
+    const b = await openStore(dir, { journalMode: "inline" });
+    try {
+      const got = await b.journal.query({ kind: "request", limit: 100 });
+      assert.equal(got.length, 40, "every line was applied once the journal had room");
+      assert.deepEqual(
+        got.map((e) => Number(e.source.split(" ")[1])).sort((x, y) => x - y),
+        Array.from({ length: 40 }, (_, i) => i + 1),
+      );
+      assert.equal(
+        [...Deno.readDirSync(b.intakeDir)].some((e) => e.name === "rejected.log"),
+        false,
+      );
+    } finally {
+      await b.close();
+    }
+  });
+});
+
+Deno.test("a line the journal can never take is set aside in rejected.log, not dropped", async () => {
+  await withStore(async (store) => {
+    const w = new IntakeWriter(store.intakeDir, store.openInfo.intakeToken!, 1, { map: false });
+    w.append({ ...whole(1, "bad 1"), row: { ...begin(1, "bad 1").row, session: "" } });
+    w.append(whole(2, "good 2"));
+    const r = await store.journal.intakeTake();
+    assert.match(r.errors[0].message, /set aside in rejected\.log/);
+    const kept = Deno.readTextFileSync(join(store.intakeDir, "rejected.log")).trim().split("\n");
+    assert.equal(kept.length, 1);
+    assert.match(JSON.parse(kept[0]).line, /bad 1/);
+    assert.equal(Deno.statSync(join(store.intakeDir, "rejected.log")).mode! & 0o077, 0);
+    assert.deepEqual(await rows(store), [["good 2", "ok"]]);
+  }, { journalMode: "inline" });
+});

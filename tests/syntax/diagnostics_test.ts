@@ -35,6 +35,13 @@ Deno.test("renderParseError underlines the span and shows the hint", () => {
       "  |      ^",
       "  = hint: write the name directly (`name`), or read an environment variable with " +
       "`env.NAME`",
+      // the rewrites (issue 13), lined up under the hint
+      "    resend as:",
+      "        let a = 1",
+      "        echo (env.HOME)",
+      "    or run it as POSIX sh:",
+      "        let a = 1",
+      "        sh { echo $HOME }",
     ].join("\n"),
   );
   const multi = '"é" ~ 1';

@@ -28,16 +28,26 @@ import { registerBuiltin, registerCallForm } from "./registry.ts";
 import type { Evaluator, TaskState } from "../evaluator.ts";
 import { compileRegex } from "../expressions.ts";
 import { registerMethods } from "../dispatch.ts";
+import { doc } from "../docs.ts";
+import { CWD_FLAGS, ECHO_FLAGS } from "./gnu_flags.ts";
 
-registerBuiltin("echo", {
-  structured: true,
-  run: (_ctx, args) => args.pos.map(displayTop).join(" "),
-});
+registerBuiltin(
+  "echo",
+  doc("echo VALUE…", "the values as one line of text (str and paths as they are)", {
+    flags: ECHO_FLAGS,
+    structured: true,
+    run: (_ctx, args) => args.pos.map(displayTop).join(" "),
+  }),
+);
 
-registerBuiltin("pwd", {
-  structured: false,
-  run: (ctx) => new PathV(ctx.ev.cwd()),
-});
+registerBuiltin(
+  "pwd",
+  doc("pwd -> path", "the session working directory", {
+    flags: CWD_FLAGS,
+    structured: false,
+    run: (ctx) => new PathV(ctx.ev.cwd()),
+  }),
+);
 
 function exitCode(v: Value | undefined): number {
   if (v === undefined || v === null) return 0;
@@ -74,14 +84,21 @@ function doAssert(
   return null;
 }
 
-registerBuiltin("assert", {
-  structured: false,
-  run: (_ctx, args) => doAssert(args.pos[0], args.pos[1], args.span),
-});
+registerBuiltin(
+  "assert",
+  doc("assert COND [MSG]", "raise assert_failed unless COND is true", {
+    structured: false,
+    run: (_ctx, args) => doAssert(args.pos[0], args.pos[1], args.span),
+  }),
+);
 
 registerCallForm(
   "assert",
-  (_ev, a) => doAssert(a.pos[0] ?? a.named.get("cond"), a.pos[1] ?? a.named.get("msg"), a.span),
+  doc(
+    "assert(cond, msg?) -> null",
+    "raise assert_failed unless cond is true",
+    (_ev, a) => doAssert(a.pos[0] ?? a.named.get("cond"), a.pos[1] ?? a.named.get("msg"), a.span),
+  ),
 );
 
 function noArgs(name: string, a: MethodArgs): void {
@@ -90,15 +107,21 @@ function noArgs(name: string, a: MethodArgs): void {
   }
 }
 
-registerCallForm("now", (ev, a) => {
-  noArgs("now", a);
-  return ev.now();
-});
+registerCallForm(
+  "now",
+  doc("now() -> datetime", "the current time", (ev, a) => {
+    noArgs("now", a);
+    return ev.now();
+  }),
+);
 
-registerCallForm("today", (ev, a) => {
-  noArgs("today", a);
-  return startOfDay(ev.now());
-});
+registerCallForm(
+  "today",
+  doc("today() -> datetime", "the start of today", (ev, a) => {
+    noArgs("today", a);
+    return startOfDay(ev.now());
+  }),
+);
 
 function oneStr(name: string, a: MethodArgs): string {
   const v = a.pos[0];
@@ -110,60 +133,90 @@ function oneStr(name: string, a: MethodArgs): string {
   throw fail("type_error", `${name} expects a str, found ${typeName(v)}`, null, a.span);
 }
 
-registerCallForm("path", (_ev, a) => new PathV(oneStr("path", a)));
+registerCallForm(
+  "path",
+  doc(
+    "path(s: str) -> path",
+    "a path value (relative ones resolve against the cwd)",
+    (_ev, a) => new PathV(oneStr("path", a)),
+  ),
+);
 
-registerCallForm("glob", (ev, a) => {
-  const pat = oneStr("glob", a);
-  const flag = (k: string): boolean => {
-    const v = a.named.get(k);
-    if (v === undefined) return false;
-    if (typeof v !== "boolean") throw fail("type_error", `glob ${k}: expects bool`, null, a.span);
-    return v;
-  };
-  return new GlobV(pat, ev.cwd(), flag("hidden"), flag("follow"));
-});
+registerCallForm(
+  "glob",
+  doc(
+    "glob(pattern: str, hidden: bool = false) -> glob",
+    "a glob; iterate it or call list methods on it",
+    (ev, a) => {
+      const pat = oneStr("glob", a);
+      const flag = (k: string): boolean => {
+        const v = a.named.get(k);
+        if (v === undefined) return false;
+        if (typeof v !== "boolean") {
+          throw fail("type_error", `glob ${k}: expects bool`, null, a.span);
+        }
+        return v;
+      };
+      return new GlobV(pat, ev.cwd(), flag("hidden"), flag("follow"));
+    },
+  ),
+);
 
-registerCallForm("regex", (_ev, a) => compileRegex(oneStr("regex", a), a.span));
+registerCallForm(
+  "regex",
+  doc(
+    "regex(s: str) -> regex",
+    'a regular expression (literal form: re"…")',
+    (_ev, a) => compileRegex(oneStr("regex", a), a.span),
+  ),
+);
 
 /** `retry(n, thunk, delay: d)`: first success of up to n calls, else the last error. */
-registerCallForm("retry", (ev: Evaluator, a) => {
-  const n = a.pos[0];
-  const thunk = a.pos[1];
-  if (!isInt(n) || Number(n) <= 0) {
-    throw fail("arg_error", "retry expects a positive int count", null, a.span);
-  }
-  if (thunk === undefined) {
-    throw fail("arg_error", "retry expects a function to call", null, a.span);
-  }
-  const delay = a.named.get("delay");
-  if (delay !== undefined && !(delay instanceof DurationV)) {
-    throw fail(
-      "type_error",
-      `retry delay: expects duration, found ${typeName(delay)}`,
-      null,
-      a.span,
-    );
-  }
-  const ms = delay instanceof DurationV ? Number(delay.ns / 1_000_000n) : 0;
-  const total = Number(n);
-  const attempt = (i: number): MaybePromise<Value> => {
-    let r: MaybePromise<Value>;
-    try {
-      r = ev.callValue(thunk, []);
-    } catch (e) {
-      return retryAfter(e, i);
-    }
-    if (r instanceof Promise) return r.catch((e) => retryAfter(e, i));
-    return r;
-  };
-  const retryAfter = (e: unknown, i: number): MaybePromise<Value> => {
-    if (!(e instanceof ShoalError) || i + 1 >= total) throw e;
-    ev.checkCancelled();
-    if (ms > 0) return ev.ports.clock.sleep(ms).then(() => attempt(i + 1));
-    return attempt(i + 1);
-  };
-  return attempt(0);
-});
+registerCallForm(
+  "retry",
+  doc(
+    "retry(n: int, f, delay: duration?) -> value",
+    "f's first success in up to n tries, else its last error",
+    (ev: Evaluator, a) => {
+      const n = a.pos[0];
+      const thunk = a.pos[1];
+      if (!isInt(n) || Number(n) <= 0) {
+        throw fail("arg_error", "retry expects a positive int count", null, a.span);
+      }
+      if (thunk === undefined) {
+        throw fail("arg_error", "retry expects a function to call", null, a.span);
+      }
+      const delay = a.named.get("delay");
+      if (delay !== undefined && !(delay instanceof DurationV)) {
+        throw fail(
+          "type_error",
+          `retry delay: expects duration, found ${typeName(delay)}`,
+          null,
+          a.span,
+        );
+      }
+      const ms = delay instanceof DurationV ? Number(delay.ns / 1_000_000n) : 0;
+      const total = Number(n);
+      const attempt = (i: number): MaybePromise<Value> => {
+        let r: MaybePromise<Value>;
+        try {
+          r = ev.callValue(thunk, []);
+        } catch (e) {
+          return retryAfter(e, i);
+        }
+        if (r instanceof Promise) return r.catch((e) => retryAfter(e, i));
+        return r;
+      };
+      const retryAfter = (e: unknown, i: number): MaybePromise<Value> => {
+        if (!(e instanceof ShoalError) || i + 1 >= total) throw e;
+        ev.checkCancelled();
+        if (ms > 0) return ev.ports.clock.sleep(ms).then(() => attempt(i + 1));
+        return attempt(i + 1);
+      };
+      return attempt(0);
+    },
+  ),
+);
 
 // ---- tasks ---------------------------------------------------------------------------------
 
@@ -171,22 +224,25 @@ function taskState(t: Value): TaskState {
   return (t as TaskV).impl as TaskState;
 }
 
-registerBuiltin("jobs", {
-  structured: false,
-  run: (ctx) =>
-    new TableV(ctx.ev.tasks.map((t) => {
-      const s = taskState(t);
-      return new RecordV(
-        new Map<string, Value>([
-          ["id", t.id],
-          ["desc", t.desc],
-          ["state", s.done ? (s.error ? "failed" : "done") : "running"],
-          ["done", s.done],
-          ["suspended", s.suspended === true],
-        ]),
-      );
-    })),
-});
+registerBuiltin(
+  "jobs",
+  doc("jobs -> table", "the tasks started in this session (cmd &, spawn { … })", {
+    structured: false,
+    run: (ctx) =>
+      new TableV(ctx.ev.tasks.map((t) => {
+        const s = taskState(t);
+        return new RecordV(
+          new Map<string, Value>([
+            ["id", t.id],
+            ["desc", t.desc],
+            ["state", s.done ? (s.error ? "failed" : "done") : "running"],
+            ["done", s.done],
+            ["suspended", s.suspended === true],
+          ]),
+        );
+      })),
+  }),
+);
 
 const awaitTask = (_ip: unknown, recv: Value, args: MethodArgs): MaybePromise<Value> => {
   if (args.pos.length) throw fail("arg_error", ".await takes no arguments", null, args.span);
@@ -224,18 +280,22 @@ function suspendTask(name: "suspend" | "resume") {
 }
 
 registerMethods("task", {
-  await: awaitTask,
-  wait: awaitTask,
-  is_done: (_ip, recv) => taskState(recv).done,
+  await: doc(".await() -> value", "wait for the task; its value (or its error)", awaitTask),
+  wait: doc(".wait() -> value", "same as .await()", awaitTask),
+  is_done: doc(".is_done() -> bool", "true once it finished", (_ip, recv) => taskState(recv).done),
   // Stops the task's work where it supports that (`TaskState.cancel`); always null.
-  cancel: (_ip, recv, args) => {
+  cancel: doc(".cancel() -> null", "stop it", (_ip, recv, args) => {
     if (args.pos.length) throw fail("arg_error", ".cancel takes no arguments", null, args.span);
     taskState(recv).cancel?.();
     return null;
-  },
-  suspend: suspendTask("suspend"),
-  resume: suspendTask("resume"),
-  is_suspended: (_ip, recv) => taskState(recv).suspended === true,
+  }),
+  suspend: doc(".suspend() -> task", "pause it at its next wait", suspendTask("suspend")),
+  resume: doc(".resume() -> task", "let a suspended task go on", suspendTask("resume")),
+  is_suspended: doc(
+    ".is_suspended() -> bool",
+    "true while suspended",
+    (_ip, recv) => taskState(recv).suspended === true,
+  ),
 });
 
 /**
@@ -243,36 +303,43 @@ registerMethods("task", {
  * of results in order. An error fails the whole call unless `settle: true`, which puts the
  * error values in place instead.
  */
-registerCallForm("parallel", (ev: Evaluator, a) => {
-  const settle = a.named.get("settle") ?? false;
-  if (typeof settle !== "boolean") {
-    throw fail(
-      "type_error",
-      `parallel settle: expects bool, found ${typeName(settle)}`,
-      null,
-      a.span,
-    );
-  }
-  for (const k of a.named.keys()) {
-    if (k !== "settle") throw fail("arg_error", `unknown argument \`${k}\``, null, a.span);
-  }
-  const results: MaybePromise<Value>[] = a.pos.map((thunk) => {
-    try {
-      const r = ev.callValue(thunk, []);
-      if (settle && r instanceof Promise) {
-        return r.catch((e) => {
-          if (e instanceof ShoalError) return e.err;
-          throw e;
-        });
+registerCallForm(
+  "parallel",
+  doc(
+    "parallel(f…, settle: bool = false) -> list",
+    "call every f, overlapping their waits; the results in order",
+    (ev: Evaluator, a) => {
+      const settle = a.named.get("settle") ?? false;
+      if (typeof settle !== "boolean") {
+        throw fail(
+          "type_error",
+          `parallel settle: expects bool, found ${typeName(settle)}`,
+          null,
+          a.span,
+        );
       }
-      return r;
-    } catch (e) {
-      if (settle && e instanceof ShoalError) return e.err;
-      throw e;
-    }
-  });
-  if (results.some((r) => r instanceof Promise)) {
-    return Promise.all(results).then((vs) => new ListV(vs));
-  }
-  return new ListV(results as Value[]);
-});
+      for (const k of a.named.keys()) {
+        if (k !== "settle") throw fail("arg_error", `unknown argument \`${k}\``, null, a.span);
+      }
+      const results: MaybePromise<Value>[] = a.pos.map((thunk) => {
+        try {
+          const r = ev.callValue(thunk, []);
+          if (settle && r instanceof Promise) {
+            return r.catch((e) => {
+              if (e instanceof ShoalError) return e.err;
+              throw e;
+            });
+          }
+          return r;
+        } catch (e) {
+          if (settle && e instanceof ShoalError) return e.err;
+          throw e;
+        }
+      });
+      if (results.some((r) => r instanceof Promise)) {
+        return Promise.all(results).then((vs) => new ListV(vs));
+      }
+      return new ListV(results as Value[]);
+    },
+  ),
+);

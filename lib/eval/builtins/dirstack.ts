@@ -12,6 +12,8 @@ import { fail } from "../../value/errors.ts";
 import type { Evaluator } from "../evaluator.ts";
 import { registerBuiltin } from "./registry.ts";
 import { absPath, osReason, pathText } from "./fs_util.ts";
+import { doc } from "../docs.ts";
+import { CWD_FLAGS } from "./gnu_flags.ts";
 
 /** The canonical directory `p` names (relative to the session cwd), else arg_error. */
 function canonicalDir(ev: Evaluator, verb: string, p: string, span: Span): string {
@@ -49,78 +51,93 @@ function atMostOne(verb: string, pos: Value[], span: Span): void {
   }
 }
 
-registerBuiltin("cd", {
-  structured: false,
-  run({ ev, sc }, args) {
-    ev.requireTopLevel("cd", "with cwd:", args.span, sc);
-    atMostOne("cd", args.pos, args.span);
-    const arg = args.pos[0];
-    if (arg === "-") {
-      // `cd -` returns to the exact path left, not a re-canonicalised one.
-      const prev = ev.oldPwd;
-      if (prev === null) throw fail("custom", "cd: OLDPWD not set", null, args.span);
-      enter(ev, prev);
-      return new PathV(prev);
-    }
-    let target: string;
-    if (arg === undefined) {
-      const home = ev.env().get("HOME");
-      if (home === undefined || home === "") {
-        throw fail("arg_error", "cd: HOME not set", null, args.span);
+registerBuiltin(
+  "cd",
+  doc("cd [DIR | -]", "change the session directory (no DIR: $HOME; -: the previous one)", {
+    flags: CWD_FLAGS,
+    structured: false,
+    run({ ev, sc }, args) {
+      ev.requireTopLevel("cd", "with cwd:", args.span, sc);
+      atMostOne("cd", args.pos, args.span);
+      const arg = args.pos[0];
+      if (arg === "-") {
+        // `cd -` returns to the exact path left, not a re-canonicalised one.
+        const prev = ev.oldPwd;
+        if (prev === null) throw fail("custom", "cd: OLDPWD not set", null, args.span);
+        enter(ev, prev);
+        return new PathV(prev);
       }
-      target = home;
-    } else target = pathText(arg, "cd", args.span);
-    const dir = canonicalDir(ev, "cd", target, args.span);
-    enter(ev, dir);
-    return new PathV(dir);
-  },
-});
+      let target: string;
+      if (arg === undefined) {
+        const home = ev.env().get("HOME");
+        if (home === undefined || home === "") {
+          throw fail("arg_error", "cd: HOME not set", null, args.span);
+        }
+        target = home;
+      } else target = pathText(arg, "cd", args.span);
+      const dir = canonicalDir(ev, "cd", target, args.span);
+      enter(ev, dir);
+      return new PathV(dir);
+    },
+  }),
+);
 
-registerBuiltin("pushd", {
-  structured: false,
-  run({ ev, sc }, args) {
-    ev.requireTopLevel("pushd", "with cwd:", args.span, sc);
-    atMostOne("pushd", args.pos, args.span);
-    if (args.pos.length === 0) {
-      const top = ev.dirStack[0];
-      if (top === undefined) {
-        throw fail(
-          "custom",
-          "pushd: no other directory on the stack to swap with",
-          null,
-          args.span,
-        );
+registerBuiltin(
+  "pushd",
+  doc("pushd [DIR] -> list<path>", "cd to DIR, remembering this one (no DIR: swap)", {
+    structured: false,
+    run({ ev, sc }, args) {
+      ev.requireTopLevel("pushd", "with cwd:", args.span, sc);
+      atMostOne("pushd", args.pos, args.span);
+      if (args.pos.length === 0) {
+        const top = ev.dirStack[0];
+        if (top === undefined) {
+          throw fail(
+            "custom",
+            "pushd: no other directory on the stack to swap with",
+            null,
+            args.span,
+          );
+        }
+        ev.dirStack[0] = ev.cwd();
+        enter(ev, top);
+        return stackList(ev);
       }
-      ev.dirStack[0] = ev.cwd();
+      const dir = canonicalDir(ev, "pushd", pathText(args.pos[0], "pushd", args.span), args.span);
+      ev.dirStack.unshift(ev.cwd());
+      enter(ev, dir);
+      return stackList(ev);
+    },
+  }),
+);
+
+registerBuiltin(
+  "popd",
+  doc("popd -> list<path>", "cd back to the directory pushd remembered", {
+    structured: false,
+    run({ ev, sc }, args) {
+      ev.requireTopLevel("popd", "with cwd:", args.span, sc);
+      if (args.pos.length) throw fail("arg_error", "popd takes no arguments", null, args.span);
+      const top = ev.dirStack.shift();
+      if (top === undefined) {
+        throw fail("custom", "popd: directory stack is empty", null, args.span);
+      }
       enter(ev, top);
       return stackList(ev);
-    }
-    const dir = canonicalDir(ev, "pushd", pathText(args.pos[0], "pushd", args.span), args.span);
-    ev.dirStack.unshift(ev.cwd());
-    enter(ev, dir);
-    return stackList(ev);
-  },
-});
+    },
+  }),
+);
 
-registerBuiltin("popd", {
-  structured: false,
-  run({ ev, sc }, args) {
-    ev.requireTopLevel("popd", "with cwd:", args.span, sc);
-    if (args.pos.length) throw fail("arg_error", "popd takes no arguments", null, args.span);
-    const top = ev.dirStack.shift();
-    if (top === undefined) throw fail("custom", "popd: directory stack is empty", null, args.span);
-    enter(ev, top);
-    return stackList(ev);
-  },
-});
-
-registerBuiltin("dirs", {
-  structured: false,
-  run({ ev }, args) {
-    if (args.pos.length) throw fail("arg_error", "dirs takes no arguments", null, args.span);
-    return stackList(ev);
-  },
-});
+registerBuiltin(
+  "dirs",
+  doc("dirs -> list<path>", "the directory stack, current first", {
+    structured: false,
+    run({ ev }, args) {
+      if (args.pos.length) throw fail("arg_error", "dirs takes no arguments", null, args.span);
+      return stackList(ev);
+    },
+  }),
+);
 
 /**
  * `j`/`jump [query]`: without a frecency store (none is wired into the evaluator yet) a query

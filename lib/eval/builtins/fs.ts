@@ -17,11 +17,13 @@ import { join } from "node:path";
 import type { Span, TypeRef } from "../../syntax/ast.ts";
 import {
   BytesV,
+  DateTimeV,
   DurationV,
   isInt,
   ListV,
   PathV,
   RecordV,
+  SizeV,
   TableV,
   typeName,
   type Value,
@@ -36,6 +38,21 @@ import type { Evaluator } from "../evaluator.ts";
 import type { FsInfo, FsPort } from "../fs_port.ts";
 import { type BuiltinCtx, type CmdArgs, registerBuiltin, registerCallForm } from "./registry.ts";
 import { absPath, baseName, flag, metaRow, nameArg, osReason, pathText } from "./fs_util.ts";
+import { doc } from "../docs.ts";
+import {
+  CAT_FLAGS,
+  CP_FLAGS,
+  ENV_FLAGS,
+  HEAD_FLAGS,
+  LN_FLAGS,
+  LS_FLAGS,
+  MKDIR_FLAGS,
+  MV_FLAGS,
+  RM_FLAGS,
+  SLEEP_FLAGS,
+  STAT_FLAGS,
+  TOUCH_FLAGS,
+} from "./gnu_flags.ts";
 
 registerMethods("path", PATH_METHODS);
 
@@ -70,108 +87,159 @@ function isDir(fs: FsPort, p: string): boolean {
 
 // ---- ls / stat / cat / head -----------------------------------------------------------------
 
-registerBuiltin("ls", {
-  structured: true,
-  run(ctx, args) {
-    const all = flag(args, "a", "all");
-    const targets = args.pos.length ? absArgs(ctx, "ls", args) : [ctx.ev.cwd()];
-    const fs = ctx.ev.ports.fs;
-    const rows: RecordV[] = [];
-    for (const t of targets) {
-      ctx.ev.checkCancelled();
-      let info: FsInfo;
-      try {
-        info = fs.stat(t);
-      } catch (e) {
-        // A dangling symlink is still an entry to list.
-        const l = lstatOrNull(fs, t);
-        if (l === null) throw fsError("ls", t, e, args.span);
-        rows.push(metaRow(t, l));
-        continue;
-      }
-      if (!info.isDirectory) {
+registerBuiltin(
+  "ls",
+  doc(
+    "ls [-a] [-t|-S] [-r] [-d] [PATH…] -> table",
+    "rows of {path, name, type, size, modified}; a dir lists its entries",
+    {
+      flags: LS_FLAGS,
+      structured: true,
+      run(ctx, args) {
+        const all = flag(args, "all");
+        const itself = flag(args, "directory");
+        const targets = args.pos.length ? absArgs(ctx, "ls", args) : [ctx.ev.cwd()];
+        const fs = ctx.ev.ports.fs;
+        const rows: RecordV[] = [];
+        for (const t of targets) {
+          ctx.ev.checkCancelled();
+          let info: FsInfo;
+          try {
+            info = fs.stat(t);
+          } catch (e) {
+            // A dangling symlink is still an entry to list.
+            const l = lstatOrNull(fs, t);
+            if (l === null) throw fsError("ls", t, e, args.span);
+            rows.push(metaRow(t, l));
+            continue;
+          }
+          if (!info.isDirectory || itself) {
+            try {
+              rows.push(metaRow(t, fs.lstat(t)));
+            } catch (e) {
+              throw fsError("ls", t, e, args.span);
+            }
+            continue;
+          }
+          try {
+            for (const e of fs.readDir(t)) {
+              if (!all && e.name.startsWith(".")) continue;
+              const p = join(t, e.name);
+              const l = lstatOrNull(fs, p);
+              if (l !== null) rows.push(metaRow(p, l));
+            }
+          } catch (e) {
+            throw fsError("ls", t, e, args.span);
+          }
+        }
+        rows.sort((a, b) =>
+          comparePaths((a.fields.get("path") as PathV).path, (b.fields.get("path") as PathV).path)
+        );
+        // GNU order flags: -t newest first, -S largest first (ties stay by path), -r reverses.
+        const key = flag(args, "time") ? "modified" : flag(args, "size_sort") ? "size" : null;
+        if (key !== null) rows.sort((a, b) => rowKey(b, key) - rowKey(a, key));
+        if (flag(args, "reverse")) rows.reverse();
+        return new TableV(rows);
+      },
+    },
+  ),
+);
+
+/** A row's `modified` (ms) or `size` (bytes) as a number for sorting; absent sorts last. */
+function rowKey(row: RecordV, key: "modified" | "size"): number {
+  const v = row.fields.get(key);
+  if (v instanceof DateTimeV) return Number(v.ns / 1_000_000n);
+  if (v instanceof SizeV) return Number(v.bytes);
+  return -Infinity;
+}
+
+registerBuiltin(
+  "stat",
+  doc("stat PATH… -> record | table", "the ls row of each path itself", {
+    flags: STAT_FLAGS,
+    structured: true,
+    run(ctx, args) {
+      if (args.pos.length === 0) throw fail("arg_error", "stat expects a path", null, args.span);
+      const rows = absArgs(ctx, "stat", args).map((p) => {
         try {
-          rows.push(metaRow(t, fs.lstat(t)));
+          return metaRow(p, ctx.ev.ports.fs.lstat(p));
         } catch (e) {
-          throw fsError("ls", t, e, args.span);
+          throw fsError("stat", p, e, args.span);
         }
-        continue;
-      }
-      try {
-        for (const e of fs.readDir(t)) {
-          if (!all && e.name.startsWith(".")) continue;
-          const p = join(t, e.name);
-          const l = lstatOrNull(fs, p);
-          if (l !== null) rows.push(metaRow(p, l));
+      });
+      return rows.length === 1 ? rows[0] : new TableV(rows);
+    },
+  }),
+);
+
+registerBuiltin(
+  "cat",
+  doc("cat PATH… -> bytes", "the files' bytes, joined (.str() or .lines() for text)", {
+    flags: CAT_FLAGS,
+    structured: true,
+    run(ctx, args) {
+      if (args.pos.length === 0) throw fail("arg_error", "cat expects a path", null, args.span);
+      const parts: Uint8Array[] = [];
+      let total = 0;
+      for (const p of absArgs(ctx, "cat", args)) {
+        ctx.ev.checkCancelled();
+        try {
+          const d = ctx.ev.ports.fs.readFile(p);
+          parts.push(d);
+          total += d.length;
+        } catch (e) {
+          throw fsError("read", p, e, args.span);
         }
-      } catch (e) {
-        throw fsError("ls", t, e, args.span);
       }
-    }
-    rows.sort((a, b) =>
-      comparePaths((a.fields.get("path") as PathV).path, (b.fields.get("path") as PathV).path)
-    );
-    return new TableV(rows);
-  },
-});
-
-registerBuiltin("stat", {
-  structured: true,
-  run(ctx, args) {
-    if (args.pos.length === 0) throw fail("arg_error", "stat expects a path", null, args.span);
-    const rows = absArgs(ctx, "stat", args).map((p) => {
-      try {
-        return metaRow(p, ctx.ev.ports.fs.lstat(p));
-      } catch (e) {
-        throw fsError("stat", p, e, args.span);
+      if (parts.length === 1) return new BytesV(parts[0]);
+      const out = new Uint8Array(total);
+      let at = 0;
+      for (const d of parts) {
+        out.set(d, at);
+        at += d.length;
       }
-    });
-    return rows.length === 1 ? rows[0] : new TableV(rows);
-  },
-});
+      return new BytesV(out);
+    },
+  }),
+);
 
-registerBuiltin("cat", {
-  structured: true,
-  run(ctx, args) {
-    if (args.pos.length === 0) throw fail("arg_error", "cat expects a path", null, args.span);
-    const parts: Uint8Array[] = [];
-    let total = 0;
-    for (const p of absArgs(ctx, "cat", args)) {
-      ctx.ev.checkCancelled();
-      try {
-        const d = ctx.ev.ports.fs.readFile(p);
-        parts.push(d);
-        total += d.length;
-      } catch (e) {
-        throw fsError("read", p, e, args.span);
-      }
-    }
-    if (parts.length === 1) return new BytesV(parts[0]);
-    const out = new Uint8Array(total);
-    let at = 0;
-    for (const d of parts) {
-      out.set(d, at);
-      at += d.length;
-    }
-    return new BytesV(out);
-  },
-});
-
-/** The `head` line count: int or numeric str (≥ 0). */
-function headCount(v: Value | undefined, span: Span): number {
+/** The `head` line (or byte) count: int or numeric str (≥ 0). */
+function headCount(v: Value | undefined, span: Span, what = "line"): number {
   if (v === undefined) return 10;
   let n: Value = v;
   if (typeof v === "string") {
     if (!/^\+?\d+$/.test(v.trim())) {
-      throw fail("arg_error", `head: expected a line count, found "${v}"`, null, span);
+      throw fail("arg_error", `head: expected a ${what} count, found "${v}"`, null, span);
     }
     n = Number(v.trim());
   }
   if (!isInt(n)) {
-    throw fail("type_error", `head: line count must be an int, found ${typeName(v)}`, null, span);
+    throw fail(
+      "type_error",
+      `head: ${what} count must be an int, found ${typeName(v)}`,
+      null,
+      span,
+    );
   }
-  if (n < 0) throw fail("arg_error", `head: line count cannot be negative`, null, span);
+  if (n < 0) throw fail("arg_error", `head: ${what} count cannot be negative`, null, span);
   return Number(n);
+}
+
+/** The first `count` bytes of a file, reading no more than that. */
+function firstBytes(fs: FsPort, path: string, count: number): Uint8Array {
+  const out = new Uint8Array(count);
+  let got = 0;
+  const f = fs.open(path, { read: true });
+  try {
+    while (got < count) {
+      const n = f.read(out.subarray(got));
+      if (n === null || n === 0) break;
+      got += n;
+    }
+  } finally {
+    f.close();
+  }
+  return out.slice(0, got);
 }
 
 /** The first `count` lines of a file, reading only as much as needed. */
@@ -221,70 +289,114 @@ function firstLines(fs: FsPort, path: string, count: number): string[] {
   return lines;
 }
 
-registerBuiltin("head", {
-  structured: true,
-  run(ctx, args) {
-    if (args.pos.length === 0) throw fail("arg_error", "head expects a path", null, args.span);
-    if (args.pos.length > 2) {
-      throw fail(
-        "arg_error",
-        `head expects a path and an optional line count, got ${args.pos.length} arguments`,
-        null,
-        args.span,
-      );
-    }
-    const p = absPath(ctx.ev.cwd(), pathText(args.pos[0], "head", args.span));
-    const count = headCount(args.pos[1], args.span);
-    try {
-      return new ListV(firstLines(ctx.ev.ports.fs, p, count));
-    } catch (e) {
-      throw fsError("read", p, e, args.span);
-    }
-  },
-});
+registerBuiltin(
+  "head",
+  doc(
+    "head [-n N | -N | -c N] PATH -> list<str> | bytes",
+    "the first N lines (default 10), or with -c the first N bytes",
+    {
+      flags: HEAD_FLAGS,
+      structured: true,
+      run(ctx, args) {
+        const lines = args.flags.get("lines");
+        const bytes = args.flags.get("bytes");
+        const legacy = lines === undefined && bytes === undefined && args.pos.length === 2;
+        const paths = legacy ? 1 : args.pos.length;
+        if (paths === 0) throw fail("arg_error", "head expects a path", null, args.span);
+        if (paths > 1) {
+          throw fail(
+            "arg_error",
+            `head reads one file, got ${args.pos.length} arguments`,
+            "for several: [a, b].map(f => head -n 3 (f)), or sh { head -n 3 a b }",
+            args.span,
+          );
+        }
+        const p = absPath(ctx.ev.cwd(), pathText(args.pos[0], "head", args.span));
+        try {
+          // -c N: the first N bytes, as bytes (GNU head -c).
+          if (bytes !== undefined) {
+            return new BytesV(firstBytes(ctx.ev.ports.fs, p, headCount(bytes, args.span, "byte")));
+          }
+          const count = headCount(legacy ? args.pos[1] : lines, args.span, "line");
+          return new ListV(firstLines(ctx.ev.ports.fs, p, count));
+        } catch (e) {
+          throw fsError("read", p, e, args.span);
+        }
+      },
+    },
+  ),
+);
 
 // ---- mkdir / touch ----------------------------------------------------------------------------
 
-registerBuiltin("mkdir", {
-  structured: true,
-  run(ctx, args) {
-    if (args.pos.length === 0) throw fail("arg_error", "mkdir expects a path", null, args.span);
-    const parents = flag(args, "p", "parents");
-    return new ListV(
-      absArgs(ctx, "mkdir", args).map((p) => {
-        try {
-          ctx.ev.ports.fs.mkdir(p, { recursive: parents });
-        } catch (e) {
-          throw fsError("mkdir", p, e, args.span);
-        }
-        ctx.ev.ports.journal?.effect({ kind: "fs_write", paths: [p] }); // issue 7
-        return new PathV(p);
-      }),
+/** `mkdir -m 755`: an octal mode, or null. */
+function modeFlag(args: CmdArgs): number | null {
+  const v = args.flags.get("mode");
+  if (v === undefined) return null;
+  const text = typeof v === "string" ? v : isInt(v) ? String(v) : "";
+  if (!/^[0-7]{1,4}$/.test(text)) {
+    throw fail(
+      "arg_error",
+      `mkdir: -m expects an octal mode like 755, found ${text || typeName(v)}`,
+      null,
+      args.span,
     );
-  },
-});
+  }
+  return parseInt(text, 8);
+}
 
-registerBuiltin("touch", {
-  structured: true,
-  run(ctx, args) {
-    if (args.pos.length === 0) throw fail("arg_error", "touch expects a path", null, args.span);
-    const fs = ctx.ev.ports.fs;
-    return new ListV(
-      absArgs(ctx, "touch", args).map((p) => {
-        try {
-          // Existing entries (directories included) only get a new mtime.
-          if (lstatOrNull(fs, p) === null) fs.open(p, { create: true, write: true }).close();
-          const now = new Date();
-          fs.utime(p, now, now);
-        } catch (e) {
-          throw fsError("touch", p, e, args.span);
-        }
-        ctx.ev.ports.journal?.effect({ kind: "fs_write", paths: [p] }); // issue 7
-        return new PathV(p);
-      }),
-    );
-  },
-});
+registerBuiltin(
+  "mkdir",
+  doc("mkdir [-p] [-m MODE] DIR… -> list<path>", "make directories", {
+    flags: MKDIR_FLAGS,
+    structured: true,
+    run(ctx, args) {
+      if (args.pos.length === 0) throw fail("arg_error", "mkdir expects a path", null, args.span);
+      const parents = flag(args, "parents");
+      const mode = modeFlag(args);
+      return new ListV(
+        absArgs(ctx, "mkdir", args).map((p) => {
+          try {
+            ctx.ev.ports.fs.mkdir(p, { recursive: parents, ...(mode === null ? {} : { mode }) });
+          } catch (e) {
+            throw fsError("mkdir", p, e, args.span);
+          }
+          ctx.ev.ports.journal?.effect({ kind: "fs_write", paths: [p] }); // issue 7
+          return new PathV(p);
+        }),
+      );
+    },
+  }),
+);
+
+registerBuiltin(
+  "touch",
+  doc("touch [-c] PATH… -> list<path>", "create files or update their modified time", {
+    flags: TOUCH_FLAGS,
+    structured: true,
+    run(ctx, args) {
+      if (args.pos.length === 0) throw fail("arg_error", "touch expects a path", null, args.span);
+      const fs = ctx.ev.ports.fs;
+      return new ListV(
+        absArgs(ctx, "touch", args).map((p) => {
+          try {
+            // Existing entries (directories included) only get a new mtime.
+            if (lstatOrNull(fs, p) === null) {
+              if (flag(args, "no_create")) return null; // touch -c: never creates
+              fs.open(p, { create: true, write: true }).close();
+            }
+            const now = new Date();
+            fs.utime(p, now, now);
+          } catch (e) {
+            throw fsError("touch", p, e, args.span);
+          }
+          ctx.ev.ports.journal?.effect({ kind: "fs_write", paths: [p] }); // issue 7
+          return new PathV(p);
+        }).filter((p) => p !== null),
+      );
+    },
+  }),
+);
 
 // ---- cp / mv ----------------------------------------------------------------------------------
 
@@ -333,45 +445,54 @@ function plan(
   return { srcs, targets };
 }
 
-registerBuiltin("cp", {
-  structured: true,
-  run(ctx, args) {
-    const recursive = flag(args, "r", "R", "recursive");
-    const { srcs, targets } = plan(ctx, "cp", args);
-    // Check every source before copying anything.
-    const infos = srcs.map((s) => {
-      try {
-        return ctx.ev.ports.fs.lstat(s);
-      } catch (e) {
-        throw fsError("copy", s, e, args.span);
-      }
-    });
-    infos.forEach((info, i) => {
-      if (info.isDirectory && !recursive) {
-        throw fail("arg_error", "cp: directory requires --recursive", null, args.span);
-      }
-      if (info.isDirectory && within(targets[i], srcs[i])) {
-        throw fail(
-          "custom",
-          `copy ${srcs[i]}: cannot copy a directory into itself`,
-          null,
-          args.span,
-        );
-      }
-    });
-    return new ListV(srcs.map((s, i) => {
-      const t = targets[i];
-      try {
-        if (infos[i].isDirectory) copyTree(ctx.ev, s, t);
-        else if (s !== t) ctx.ev.ports.fs.copyFile(s, t);
-      } catch (e) {
-        throw fsError("copy", s, e, args.span);
-      }
-      ctx.ev.ports.journal?.effect({ kind: "fs_write", paths: [t] }); // issue 7
-      return new PathV(t);
-    }));
-  },
-});
+registerBuiltin(
+  "cp",
+  doc("cp [-r] [-n] SRC… DEST -> list<path>", "copy files (directories with -r)", {
+    flags: CP_FLAGS,
+    structured: true,
+    run(ctx, args) {
+      const recursive = flag(args, "r", "R", "recursive");
+      const { srcs, targets } = plan(ctx, "cp", args);
+      // Check every source before copying anything.
+      const infos = srcs.map((s) => {
+        try {
+          return ctx.ev.ports.fs.lstat(s);
+        } catch (e) {
+          throw fsError("copy", s, e, args.span);
+        }
+      });
+      infos.forEach((info, i) => {
+        if (info.isDirectory && !recursive) {
+          throw fail("arg_error", "cp: directory requires --recursive", null, args.span);
+        }
+        if (info.isDirectory && within(targets[i], srcs[i])) {
+          throw fail(
+            "custom",
+            `copy ${srcs[i]}: cannot copy a directory into itself`,
+            null,
+            args.span,
+          );
+        }
+      });
+      const keep = flag(args, "no_clobber");
+      const fs = ctx.ev.ports.fs;
+      const copied = srcs.map((s, i) => {
+        const t = targets[i];
+        // cp -n: an existing target stays as it is (and is not in the result).
+        if (keep && lstatOrNull(fs, t) !== null) return null;
+        try {
+          if (infos[i].isDirectory) copyTree(ctx.ev, s, t);
+          else if (s !== t) ctx.ev.ports.fs.copyFile(s, t);
+        } catch (e) {
+          throw fsError("copy", s, e, args.span);
+        }
+        ctx.ev.ports.journal?.effect({ kind: "fs_write", paths: [t] }); // issue 7
+        return new PathV(t);
+      });
+      return new ListV(copied.filter((p) => p !== null));
+    },
+  }),
+);
 
 /** True for EXDEV (rename across filesystems). */
 function crossDevice(e: unknown): boolean {
@@ -389,212 +510,288 @@ function moveEntry(ev: Evaluator, src: string, dst: string): void {
   }
 }
 
-registerBuiltin("mv", {
-  structured: true,
-  run(ctx, args) {
-    const { srcs, targets } = plan(ctx, "mv", args);
-    for (const s of srcs) {
-      if (lstatOrNull(ctx.ev.ports.fs, s) === null) {
-        throw fail("custom", `move ${s}: No such file or directory (os error 2)`, null, args.span);
+registerBuiltin(
+  "mv",
+  doc("mv [-n] SRC… DEST -> list<path>", "move or rename", {
+    flags: MV_FLAGS,
+    structured: true,
+    run(ctx, args) {
+      const { srcs, targets } = plan(ctx, "mv", args);
+      for (const s of srcs) {
+        if (lstatOrNull(ctx.ev.ports.fs, s) === null) {
+          throw fail(
+            "custom",
+            `move ${s}: No such file or directory (os error 2)`,
+            null,
+            args.span,
+          );
+        }
       }
-    }
-    return new ListV(srcs.map((s, i) => {
-      const t = targets[i];
-      try {
-        if (s !== t) moveEntry(ctx.ev, s, t);
-      } catch (e) {
-        throw fsError("move", s, e, args.span);
-      }
-      // Journal (issue 7): effects and the move-back inverse.
-      const jp = ctx.ev.ports.journal;
-      if (jp && s !== t) {
-        jp.effect({ kind: "fs_delete", paths: [s] });
-        jp.effect({ kind: "fs_write", paths: [t] });
-        jp.undoable({ kind: "move_back", from: t, to: s });
-      }
-      return new PathV(t);
-    }));
-  },
-});
+      const keep = flag(args, "no_clobber");
+      const moved = srcs.map((s, i) => {
+        const t = targets[i];
+        // mv -n: an existing target stays as it is (and the source where it was).
+        if (keep && s !== t && lstatOrNull(ctx.ev.ports.fs, t) !== null) return null;
+        try {
+          if (s !== t) moveEntry(ctx.ev, s, t);
+        } catch (e) {
+          throw fsError("move", s, e, args.span);
+        }
+        // Journal (issue 7): effects and the move-back inverse.
+        const jp = ctx.ev.ports.journal;
+        if (jp && s !== t) {
+          jp.effect({ kind: "fs_delete", paths: [s] });
+          jp.effect({ kind: "fs_write", paths: [t] });
+          jp.undoable({ kind: "move_back", from: t, to: s });
+        }
+        return new PathV(t);
+      });
+      return new ListV(moved.filter((p) => p !== null));
+    },
+  }),
+);
 
 // ---- rm ---------------------------------------------------------------------------------------
 
 /** The process-wide trash sequence (language §14: a global sequence). */
 let trashSeq = 0;
 
-/** `<system temp>/shoal-trash/<pid>`, created on first use. */
-export function trashDir(fs: FsPort): string {
-  return join(fs.tempDir(), "shoal-trash", String(Deno.pid));
+/**
+ * Where `rm` moves things: `<state dir>/trash` — it outlives reboots and the content-store
+ * GC — or, for a host with no state directory, `<system temp>/shoal-trash/<pid>`.
+ */
+export function trashDir(ev: Evaluator): string {
+  return ev.stateDir !== null
+    ? join(ev.stateDir, "trash")
+    : join(ev.ports.fs.tempDir(), "shoal-trash", String(Deno.pid));
 }
 
-registerBuiltin("rm", {
-  structured: true,
-  run(ctx, args) {
-    if (args.pos.length === 0) {
-      throw fail(
-        "no_matches",
-        "rm: no paths to remove",
-        "a glob that matches nothing passes no paths",
-        args.span,
-      );
-    }
-    const permanent = flag(args, "permanent");
-    const recursive = flag(args, "r", "R", "recursive");
-    const paths = absArgs(ctx, "rm", args);
-    // Never the root, `.` or `..` (checked on the words as written: resolving them first
-    // would turn `sub/..` into the directory itself).
-    args.pos.forEach((v, i) => {
-      const text = pathText(v, "rm", args.span).replace(/\/+$/, "");
-      const last = text.slice(text.lastIndexOf("/") + 1);
-      if (paths[i] === "/" || text === "" || last === "." || last === "..") {
+/** A trash name that no earlier session used: time, sequence and the original name. */
+function trashName(ev: Evaluator, dir: string, p: string): string {
+  const stamp = new Date(Number(ev.now().ns / 1_000_000n)).toISOString().replace(/[-:.]/g, "");
+  for (;;) {
+    const t = join(dir, `${stamp}-${++trashSeq}-${baseName(p)}`);
+    if (lstatOrNull(ev.ports.fs, t) === null) return t;
+  }
+}
+
+/** A Shoal literal of `s` for a command the user can resend (`mv '…' '…'`). */
+function literal(s: string): string {
+  if (!/['\n\r]/.test(s)) return `'${s}'`;
+  return JSON.stringify(s).replace(/[{}]/g, (c) => `\\${c}`);
+}
+
+registerBuiltin(
+  "rm",
+  doc(
+    "rm [-r] [-f] [--permanent] PATH… -> list",
+    "move to the trash (undo restores); --permanent deletes",
+    {
+      flags: RM_FLAGS,
+      structured: true,
+      run(ctx, args) {
+        const force = flag(args, "force");
+        if (args.pos.length === 0) {
+          if (force) return new ListV([]); // rm -f with nothing to remove is fine, as in GNU
+          throw fail(
+            "no_matches",
+            "rm: no paths to remove",
+            "a glob that matches nothing passes no paths",
+            args.span,
+          );
+        }
+        const permanent = flag(args, "permanent");
+        const recursive = flag(args, "recursive");
+        let paths = absArgs(ctx, "rm", args);
+        // Never the root, `.` or `..` (checked on the words as written: resolving them first
+        // would turn `sub/..` into the directory itself).
+        args.pos.forEach((v, i) => {
+          const text = pathText(v, "rm", args.span).replace(/\/+$/, "");
+          const last = text.slice(text.lastIndexOf("/") + 1);
+          if (paths[i] === "/" || text === "" || last === "." || last === "..") {
+            throw fail(
+              "custom",
+              `rm ${pathText(v, "rm", args.span)}: refusing to remove \`/\`, \`.\` or \`..\``,
+              null,
+              args.span,
+            );
+          }
+        });
+        const verb = permanent ? "remove" : "trash";
+        const fs = ctx.ev.ports.fs;
+        // rm -f: what is not there is simply skipped.
+        if (force) paths = paths.filter((p) => lstatOrNull(fs, p) !== null);
+        // Every path must exist (and be removable) before anything is removed.
+        for (const p of paths) {
+          let info: FsInfo;
+          try {
+            info = fs.lstat(p);
+          } catch (e) {
+            throw fsError(verb, p, e, args.span);
+          }
+          if (permanent && info.isDirectory && !recursive) {
+            throw fail("custom", `remove ${p}: is a directory (use -r)`, null, args.span);
+          }
+        }
+        if (permanent) {
+          return new ListV(paths.map((p) => {
+            try {
+              fs.remove(p, { recursive });
+            } catch (e) {
+              throw fsError("remove", p, e, args.span);
+            }
+            ctx.ev.ports.journal?.effect({ kind: "fs_delete", paths: [p] }); // issue 7: no inverse
+            return new PathV(p);
+          }));
+        }
+        if (paths.length === 0) return new ListV([]);
+        const dir = trashDir(ctx.ev);
+        try {
+          fs.mkdir(dir, { recursive: true, mode: 0o700 });
+        } catch (e) {
+          throw fsError("trash", dir, e, args.span);
+        }
+        // The temp dir is shared: never move files into a directory someone else controls.
+        const st = lstatOrNull(fs, dir);
+        const uid = fs.uid();
+        if (st === null || !st.isDirectory || (uid !== null && st.uid !== uid)) {
+          throw fail(
+            "custom",
+            `trash ${dir}: not a private directory of this user`,
+            null,
+            args.span,
+          );
+        }
+        return new ListV(paths.map((p) => {
+          const t = trashName(ctx.ev, dir, p);
+          try {
+            moveEntry(ctx.ev, p, t);
+          } catch (e) {
+            throw fsError("trash", p, e, args.span);
+          }
+          // Journal (issue 7): the trash move is reversible.
+          ctx.ev.ports.journal?.effect({ kind: "fs_delete", paths: [p] });
+          ctx.ev.ports.journal?.undoable({ kind: "trash_move", original: p, trash: t });
+          // Where it went, and the command that puts it back (`undo` does too, in a journal).
+          return new RecordV(
+            new Map<string, Value>([
+              ["path", new PathV(p)],
+              ["trash", new PathV(t)],
+              ["restore", `mv ${literal(t)} ${literal(p)}`],
+            ]),
+          );
+        }));
+      },
+    },
+  ),
+);
+
+// ---- ln ---------------------------------------------------------------------------------------
+
+registerBuiltin(
+  "ln",
+  doc("ln [-s] [-f] TARGET LINK -> record", "make a hard (or with -s symbolic) link", {
+    flags: LN_FLAGS,
+    structured: true,
+    run(ctx, args) {
+      if (args.pos.length !== 2) {
         throw fail(
-          "custom",
-          `rm ${pathText(v, "rm", args.span)}: refusing to remove \`/\`, \`.\` or \`..\``,
+          "arg_error",
+          `ln expects a target and a link name, got ${args.pos.length} argument${
+            args.pos.length === 1 ? "" : "s"
+          }`,
           null,
           args.span,
         );
       }
-    });
-    const verb = permanent ? "remove" : "trash";
-    const fs = ctx.ev.ports.fs;
-    // Every path must exist (and be removable) before anything is removed.
-    for (const p of paths) {
-      let info: FsInfo;
+      const symbolic = flag(args, "s", "symbolic");
+      const target = pathText(args.pos[0], "ln", args.span);
+      const link = absPath(ctx.ev.cwd(), pathText(args.pos[1], "ln", args.span));
+      // A symlink stores its target text as given (resolved later relative to the link's dir);
+      // a hard link needs the real file.
+      const targetOut = symbolic ? target : absPath(ctx.ev.cwd(), target);
       try {
-        info = fs.lstat(p);
+        // ln -f: an existing link name (not a directory) is replaced.
+        const old = flag(args, "force") ? lstatOrNull(ctx.ev.ports.fs, link) : null;
+        if (old !== null && !old.isDirectory) ctx.ev.ports.fs.remove(link);
+        if (symbolic) ctx.ev.ports.fs.symlink(target, link);
+        else ctx.ev.ports.fs.link(targetOut, link);
       } catch (e) {
-        throw fsError(verb, p, e, args.span);
+        throw fsError("link", link, e, args.span);
       }
-      if (permanent && info.isDirectory && !recursive) {
-        throw fail("custom", `remove ${p}: is a directory (use -r)`, null, args.span);
-      }
-    }
-    if (permanent) {
-      return new ListV(paths.map((p) => {
-        try {
-          fs.remove(p, { recursive });
-        } catch (e) {
-          throw fsError("remove", p, e, args.span);
-        }
-        ctx.ev.ports.journal?.effect({ kind: "fs_delete", paths: [p] }); // issue 7: no inverse
-        return new PathV(p);
-      }));
-    }
-    const dir = trashDir(fs);
-    try {
-      fs.mkdir(dir, { recursive: true, mode: 0o700 });
-    } catch (e) {
-      throw fsError("trash", dir, e, args.span);
-    }
-    // The temp dir is shared: never move files into a directory someone else controls.
-    const st = lstatOrNull(fs, dir);
-    const uid = fs.uid();
-    if (st === null || !st.isDirectory || (uid !== null && st.uid !== uid)) {
-      throw fail("custom", `trash ${dir}: not a private directory of this user`, null, args.span);
-    }
-    return new ListV(paths.map((p) => {
-      const t = join(dir, `${++trashSeq}-${baseName(p)}`);
-      try {
-        moveEntry(ctx.ev, p, t);
-      } catch (e) {
-        throw fsError("trash", p, e, args.span);
-      }
-      // Journal (issue 7): the trash move is reversible.
-      ctx.ev.ports.journal?.effect({ kind: "fs_delete", paths: [p] });
-      ctx.ev.ports.journal?.undoable({ kind: "trash_move", original: p, trash: t });
-      return new RecordV(new Map<string, Value>([["path", new PathV(p)], ["trash", new PathV(t)]]));
-    }));
-  },
-});
-
-// ---- ln ---------------------------------------------------------------------------------------
-
-registerBuiltin("ln", {
-  structured: true,
-  run(ctx, args) {
-    if (args.pos.length !== 2) {
-      throw fail(
-        "arg_error",
-        `ln expects a target and a link name, got ${args.pos.length} argument${
-          args.pos.length === 1 ? "" : "s"
-        }`,
-        null,
-        args.span,
+      return new RecordV(
+        new Map<string, Value>([
+          ["target", new PathV(targetOut)],
+          ["link", new PathV(link)],
+          ["symbolic", symbolic],
+        ]),
       );
-    }
-    const symbolic = flag(args, "s", "symbolic");
-    const target = pathText(args.pos[0], "ln", args.span);
-    const link = absPath(ctx.ev.cwd(), pathText(args.pos[1], "ln", args.span));
-    // A symlink stores its target text as given (resolved later relative to the link's dir);
-    // a hard link needs the real file.
-    const targetOut = symbolic ? target : absPath(ctx.ev.cwd(), target);
-    try {
-      if (symbolic) ctx.ev.ports.fs.symlink(target, link);
-      else ctx.ev.ports.fs.link(targetOut, link);
-    } catch (e) {
-      throw fsError("link", link, e, args.span);
-    }
-    return new RecordV(
-      new Map<string, Value>([
-        ["target", new PathV(targetOut)],
-        ["link", new PathV(link)],
-        ["symbolic", symbolic],
-      ]),
-    );
-  },
-});
+    },
+  }),
+);
 
 // ---- env / sleep ----------------------------------------------------------------------
 
-registerBuiltin("env", {
-  structured: true,
-  run(ctx, args) {
-    if (args.pos.length > 1) {
-      throw fail(
-        "arg_error",
-        `env takes at most one name, got ${args.pos.length}`,
-        null,
-        args.span,
-      );
-    }
-    // Prefix assignments (`FOO=1 env FOO`) are visible to this invocation only.
-    const env = new Map(ctx.ev.env());
-    for (const p of ctx.cmd.env) env.set(p.name, p.value);
-    if (args.pos.length === 0) return new RecordV(env);
-    return env.get(nameArg("env", args.pos[0], args.span)) ?? null;
-  },
-});
+registerBuiltin(
+  "env",
+  doc("env [NAME] -> record | str | null", "the session environment, or one variable", {
+    flags: ENV_FLAGS,
+    structured: true,
+    run(ctx, args) {
+      if (args.pos.length > 1) {
+        throw fail(
+          "arg_error",
+          `env takes at most one name, got ${args.pos.length}`,
+          null,
+          args.span,
+        );
+      }
+      // Prefix assignments (`FOO=1 env FOO`) are visible to this invocation only.
+      const env = new Map(ctx.ev.env());
+      for (const p of ctx.cmd.env) env.set(p.name, p.value);
+      if (args.pos.length === 0) return new RecordV(env);
+      return env.get(nameArg("env", args.pos[0], args.span)) ?? null;
+    },
+  }),
+);
 
 const DURATION: TypeRef = { name: "duration", args: [], optional: false, span: [0, 0] };
 
-registerBuiltin("sleep", {
-  structured: true,
-  run(ctx, args) {
-    if (args.pos.length !== 1) {
-      throw fail(
-        "arg_error",
-        `sleep expects one duration, got ${args.pos.length} arguments`,
-        null,
-        args.span,
-      );
-    }
-    let d: Value = args.pos[0];
-    if (typeof d === "string") {
-      try {
-        d = coerceWord(d, DURATION);
-      } catch {
-        throw fail("type_error", `sleep expects a duration, found "${d}"`, null, args.span);
+registerBuiltin(
+  "sleep",
+  doc("sleep DURATION", "wait (2s, 500ms, 1m, or seconds: 0.5)", {
+    flags: SLEEP_FLAGS,
+    structured: true,
+    run(ctx, args) {
+      if (args.pos.length !== 1) {
+        throw fail(
+          "arg_error",
+          `sleep expects one duration, got ${args.pos.length} arguments`,
+          null,
+          args.span,
+        );
       }
-    } else if (isInt(d)) d = new DurationV(BigInt(d) * 1_000_000_000n);
-    if (!(d instanceof DurationV)) {
-      throw fail("type_error", `sleep expects a duration, found ${typeName(d)}`, null, args.span);
-    }
-    if (d.ns < 0n) throw fail("type_error", "sleep duration cannot be negative", null, args.span);
-    const ms = Number(d.ns / 1_000_000n);
-    if (ms === 0) return null;
-    return cancellableSleep(ctx.ev, ms).then(() => null);
-  },
-});
+      let d: Value = args.pos[0];
+      // GNU sleep takes fractional seconds: `sleep 0.5`.
+      if (typeof d === "string" && /^\d*\.\d+$/.test(d)) {
+        d = new DurationV(BigInt(Math.round(Number(d) * 1e9)));
+      } else if (typeof d === "string") {
+        try {
+          d = coerceWord(d, DURATION);
+        } catch {
+          throw fail("type_error", `sleep expects a duration, found "${d}"`, null, args.span);
+        }
+      } else if (isInt(d)) d = new DurationV(BigInt(d) * 1_000_000_000n);
+      if (!(d instanceof DurationV)) {
+        throw fail("type_error", `sleep expects a duration, found ${typeName(d)}`, null, args.span);
+      }
+      if (d.ns < 0n) throw fail("type_error", "sleep duration cannot be negative", null, args.span);
+      const ms = Number(d.ns / 1_000_000n);
+      if (ms === 0) return null;
+      return cancellableSleep(ctx.ev, ms).then(() => null);
+    },
+  }),
+);
 
 /** Sleep `ms` on the evaluator's clock, ending early (with `cancelled`) on cancellation. */
 async function cancellableSleep(ev: Evaluator, ms: number): Promise<void> {
@@ -624,15 +821,21 @@ function saveForm(ev: Evaluator, pos: Value[], span: Span): MaybePromise<Value> 
   return callMethod(ev, pos[1], "save", { pos: [pos[0]], named: new Map(), span });
 }
 
-registerBuiltin("save", {
-  structured: false,
-  run: (ctx, args) => saveForm(ctx.ev, args.pos, args.span),
-});
+registerBuiltin(
+  "save",
+  doc("save PATH VALUE -> value", "write VALUE to PATH (same as VALUE.save(PATH))", {
+    structured: false,
+    run: (ctx, args) => saveForm(ctx.ev, args.pos, args.span),
+  }),
+);
 
-registerCallForm("save", (ev, a) => {
-  if (a.named.size) {
-    const k = [...a.named.keys()][0];
-    throw fail("arg_error", `unknown argument \`${k}\``, null, a.span);
-  }
-  return saveForm(ev, a.pos, a.span ?? [0, 0]);
-});
+registerCallForm(
+  "save",
+  doc("save(path, value) -> value", "write value to path (same as value.save(path))", (ev, a) => {
+    if (a.named.size) {
+      const k = [...a.named.keys()][0];
+      throw fail("arg_error", `unknown argument \`${k}\``, null, a.span);
+    }
+    return saveForm(ev, a.pos, a.span ?? [0, 0]);
+  }),
+);

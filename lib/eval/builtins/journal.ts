@@ -9,6 +9,7 @@
 import { fail } from "../../value/errors.ts";
 import { isInt, TableV, type Value } from "../../value/types.ts";
 import { type CmdArgs, registerBuiltin } from "./registry.ts";
+import { doc } from "../docs.ts";
 
 function textFlag(args: CmdArgs, name: string): string | undefined {
   const v = args.flags.get(name);
@@ -58,22 +59,29 @@ for (const head of ["journal", "history"]) {
   });
 }
 
-registerBuiltin("undo", {
-  structured: false,
-  run(ctx, args) {
-    if (args.pos.length > 1 || args.flags.size) {
-      throw fail("arg_error", "undo takes at most one journal entry id", null, args.span);
-    }
-    const id = args.pos.length ? intOf(args.pos[0], "undo's entry id", args) : null;
-    const port = ctx.ev.ports.journal;
-    if (port === undefined) {
-      throw fail(
-        "custom",
-        "undo: this session has no journal",
-        "undo works in journaled sessions (a kernel session with a state directory)",
-        args.span,
-      );
-    }
-    return port.undo(id);
-  },
-});
+registerBuiltin(
+  "undo",
+  doc(
+    "undo [ID] -> record",
+    "reverse the newest reversible entry (rm, mv, overwrites), or entry ID",
+    {
+      structured: false,
+      run(ctx, args) {
+        if (args.pos.length > 1 || args.flags.size) {
+          throw fail("arg_error", "undo takes at most one journal entry id", null, args.span);
+        }
+        const id = args.pos.length ? intOf(args.pos[0], "undo's entry id", args) : null;
+        const port = ctx.ev.ports.journal;
+        if (port === undefined) {
+          throw fail(
+            "custom",
+            "undo: this session has no journal",
+            "undo works in journaled sessions (a kernel session with a state directory)",
+            args.span,
+          );
+        }
+        return port.undo(id);
+      },
+    },
+  ),
+);

@@ -40,6 +40,7 @@ import type { Scope } from "../scope.ts";
 import { reefContext, reefFailure, sessionEnv } from "../resolve_head.ts";
 import { type CmdArgs, getBuiltin, registerBuiltin } from "./registry.ts";
 import { flag, nameArg } from "./fs_util.ts";
+import { doc } from "../docs.ts";
 
 /** Report fields that hold file paths (they become path values). */
 const PATH_FIELDS = new Set(["path", "ambient_path", "manifest", "source"]);
@@ -110,42 +111,49 @@ function shadowRow(name: string, s: { scope: string; note: string }, external: V
   );
 }
 
-registerBuiltin("which", {
-  structured: true,
-  run({ ev, sc }, args: CmdArgs) {
-    if (args.pos.length !== 1) {
-      throw fail(
-        "arg_error",
-        `which expects exactly one name, got ${args.pos.length}`,
-        null,
-        args.span,
-      );
-    }
-    const name = nameArg("which", args.pos[0], args.span);
-    checkFlags(args, ["a", "all"], "which NAME [--all]");
-    const all = flag(args, "a", "all");
-    const s = name.includes("/") ? null : shadowing(name, sc);
-    return reefCall(args.span, async () => {
-      const ctx = ctxOf(ev);
-      if (all) {
-        const rows = whichAllRows(name, ctx).map(rowValue);
-        if (s !== null) {
-          rows.unshift(rowValue({
-            name,
-            version: null,
-            path: null,
-            provider: s.scope,
-            scope: s.scope,
-          }));
+registerBuiltin(
+  "which",
+  doc(
+    "which NAME [-a|--all] -> record | null",
+    "what NAME runs: function, alias, builtin, the Reef-locked binary with its scope chain, or the PATH hit",
+    {
+      structured: true,
+      run({ ev, sc }, args: CmdArgs) {
+        if (args.pos.length !== 1) {
+          throw fail(
+            "arg_error",
+            `which expects exactly one name, got ${args.pos.length}`,
+            null,
+            args.span,
+          );
         }
-        return new ListV(rows);
-      }
-      const ext = await whichRow(name, ctx);
-      const extV = ext === null ? null : rowValue(ext);
-      return s !== null ? shadowRow(name, s, extV) : extV;
-    });
-  },
-});
+        const name = nameArg("which", args.pos[0], args.span);
+        checkFlags(args, ["a", "all"], "which NAME [--all]");
+        const all = flag(args, "a", "all");
+        const s = name.includes("/") ? null : shadowing(name, sc);
+        return reefCall(args.span, async () => {
+          const ctx = ctxOf(ev);
+          if (all) {
+            const rows = whichAllRows(name, ctx).map(rowValue);
+            if (s !== null) {
+              rows.unshift(rowValue({
+                name,
+                version: null,
+                path: null,
+                provider: s.scope,
+                scope: s.scope,
+              }));
+            }
+            return new ListV(rows);
+          }
+          const ext = await whichRow(name, ctx);
+          const extV = ext === null ? null : rowValue(ext);
+          return s !== null ? shadowRow(name, s, extV) : extV;
+        });
+      },
+    },
+  ),
+);
 
 function subcommandArg(args: CmdArgs, i: number, what: string): string {
   const v = args.pos[i];
@@ -178,50 +186,57 @@ function checkFlags(args: CmdArgs, flags: string[], usage: string): void {
   }
 }
 
-registerBuiltin("reef", {
-  structured: false,
-  run({ ev }, args: CmdArgs) {
-    const sub = args.pos.length === 0
-      ? "status"
-      : subcommandArg(args, 0, "reef expects a subcommand");
-    const span = args.span;
-    switch (sub) {
-      case "status":
-        onlyArgs(args, args.pos.length === 0 ? 0 : 1, "reef [status]");
-        return reefCall(span, async () => tableValue(await bindingRows(ctxOf(ev))));
-      case "add": {
-        if (args.pos.length !== 2) {
-          throw fail(
-            "arg_error",
-            "reef add expects one TOOL@VERSION (e.g. reef add node@22)",
-            null,
-            span,
-          );
+registerBuiltin(
+  "reef",
+  doc(
+    "reef [status|add TOOL@VERSION|lock [--refresh]|fetch TOOL|doctor] -> table",
+    "the project's pinned tools (.reef.toml, mise, .tool-versions): bindings, locking, checks",
+    {
+      structured: false,
+      run({ ev }, args: CmdArgs) {
+        const sub = args.pos.length === 0
+          ? "status"
+          : subcommandArg(args, 0, "reef expects a subcommand");
+        const span = args.span;
+        switch (sub) {
+          case "status":
+            onlyArgs(args, args.pos.length === 0 ? 0 : 1, "reef [status]");
+            return reefCall(span, async () => tableValue(await bindingRows(ctxOf(ev))));
+          case "add": {
+            if (args.pos.length !== 2) {
+              throw fail(
+                "arg_error",
+                "reef add expects one TOOL@VERSION (e.g. reef add node@22)",
+                null,
+                span,
+              );
+            }
+            checkFlags(args, [], "reef add TOOL@VERSION");
+            const spec = subcommandArg(args, 1, "reef add expects TOOL@VERSION");
+            return reefCall(span, async () => rowValue(await addTool(spec, ctxOf(ev))));
+          }
+          case "lock":
+            onlyArgs(args, 1, "reef lock [--refresh]", ["refresh"]);
+            return reefCall(
+              span,
+              async () => tableValue(await lockAll(ctxOf(ev), flag(args, "refresh"))),
+            );
+          case "fetch": {
+            onlyArgs(args, 2, "reef fetch TOOL");
+            const tool = subcommandArg(args, 1, "reef fetch expects a tool name");
+            return reefCall(span, async () => rowValue(await fetchTool(tool, ctxOf(ev))));
+          }
+          case "doctor":
+            onlyArgs(args, 1, "reef doctor");
+            return reefCall(span, async () => tableValue(await doctorRows(ctxOf(ev))));
         }
-        checkFlags(args, [], "reef add TOOL@VERSION");
-        const spec = subcommandArg(args, 1, "reef add expects TOOL@VERSION");
-        return reefCall(span, async () => rowValue(await addTool(spec, ctxOf(ev))));
-      }
-      case "lock":
-        onlyArgs(args, 1, "reef lock [--refresh]", ["refresh"]);
-        return reefCall(
+        throw fail(
+          "arg_error",
+          `unknown reef subcommand \`${sub}\``,
+          "reef [status] | reef add TOOL@VERSION | reef lock [--refresh] | reef fetch TOOL | reef doctor",
           span,
-          async () => tableValue(await lockAll(ctxOf(ev), flag(args, "refresh"))),
         );
-      case "fetch": {
-        onlyArgs(args, 2, "reef fetch TOOL");
-        const tool = subcommandArg(args, 1, "reef fetch expects a tool name");
-        return reefCall(span, async () => rowValue(await fetchTool(tool, ctxOf(ev))));
-      }
-      case "doctor":
-        onlyArgs(args, 1, "reef doctor");
-        return reefCall(span, async () => tableValue(await doctorRows(ctxOf(ev))));
-    }
-    throw fail(
-      "arg_error",
-      `unknown reef subcommand \`${sub}\``,
-      "reef [status] | reef add TOOL@VERSION | reef lock [--refresh] | reef fetch TOOL | reef doctor",
-      span,
-    );
-  },
-});
+      },
+    },
+  ),
+);

@@ -15,13 +15,19 @@ import type { MaybePromise } from "../maybe.ts";
 import type { Scope } from "../scope.ts";
 import type { Evaluator } from "../evaluator.ts";
 import type { MethodArgs } from "../method_types.ts";
+import type { ArgItem, FlagTable } from "./flags.ts";
 
 /** Command arguments after generic collection: values in order, flags apart. */
 export interface CmdArgs {
   /** Positional values: words as str, path words as path, globs expanded, `(expr)` values. */
   pos: Value[];
-  /** `--name` → true, `--name=v` → v, `-abc` → a, b, c → true each. */
+  /**
+   * `--name` → true, `--name=v` → v, `-abc` → a, b, c → true each; for a builtin with a
+   * `flags` table, its keys (`-n 3` → `lines: "3"`).
+   */
   flags: Map<string, Value>;
+  /** Every word in order (flags as written), for reading GNU-style flags. */
+  items: ArgItem[];
   /** Span of the whole command. */
   span: Span;
 }
@@ -45,6 +51,11 @@ export interface Builtin {
    */
   rawArgs?: boolean;
   run(ctx: BuiltinCtx, args: CmdArgs): MaybePromise<Value>;
+  /**
+   * The GNU-style flags it reads (issue 13). With a table, unknown flags are errors, GNU
+   * flags it lacks run the external program instead, and `--help` prints `help <name>`.
+   */
+  flags?: FlagTable;
 }
 
 const REGISTRY = new Map<string, Builtin>();
@@ -57,6 +68,11 @@ export function registerBuiltin(name: string, b: Builtin): void {
 /** The builtin registered under `name`. */
 export function getBuiltin(name: string): Builtin | undefined {
   return REGISTRY.get(name);
+}
+
+/** Every registered builtin name. */
+export function registeredBuiltins(): string[] {
+  return [...REGISTRY.keys()];
 }
 
 /**
@@ -101,6 +117,7 @@ export const BUILTIN_HEADS: readonly string[] = [
   "journal",
   "history",
   "reef",
+  "help",
 ];
 
 /** True when `name` is a registered builtin or a canonical head. */

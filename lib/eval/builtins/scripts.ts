@@ -38,6 +38,7 @@ import { registerBuiltin, registerCallForm } from "./registry.ts";
 import { absPath, osReason } from "./fs_util.ts";
 import { fileName } from "../methods/path.ts";
 import type { FsPort } from "../fs_port.ts";
+import { doc } from "../docs.ts";
 
 /** The names a `.shl` script starts with. */
 const SCRIPT_NAMES = { values: ["args", "script"], commands: [] };
@@ -344,26 +345,36 @@ function wordValues(ev: Evaluator, words: CmdArg[], sc: Scope): MaybePromise<Val
   return step(0);
 }
 
-registerBuiltin("run", {
-  structured: false,
-  rawArgs: true,
-  run({ ev, cmd, sc }) {
-    return then(wordValues(ev, cmd.args, sc), (vals) => {
-      if (vals.length === 0) throw fail("arg_error", "run expects a target", null, cmd.span);
-      return runTarget(ev, vals[0], vals.slice(1), sc, cmd.span);
-    });
-  },
-});
+registerBuiltin(
+  "run",
+  doc("run TARGET ARG…", "run a script (.shl, .sh, .py, …) or a program", {
+    structured: false,
+    rawArgs: true,
+    run({ ev, cmd, sc }) {
+      return then(wordValues(ev, cmd.args, sc), (vals) => {
+        if (vals.length === 0) throw fail("arg_error", "run expects a target", null, cmd.span);
+        return runTarget(ev, vals[0], vals.slice(1), sc, cmd.span);
+      });
+    },
+  }),
+);
 
-registerCallForm("run", (ev, a, sc) => {
-  const span = a.span ?? [0, 0];
-  if (a.pos.length === 0) throw fail("arg_error", "run expects a target", null, span);
-  if (a.named.size) {
-    const k = [...a.named.keys()][0];
-    throw fail("arg_error", `unknown argument \`${k}\``, null, span);
-  }
-  return runTarget(ev as Evaluator, a.pos[0], a.pos.slice(1), sc, span);
-});
+registerCallForm(
+  "run",
+  doc(
+    "run(target, args…) -> value",
+    "run a script or program with these arguments",
+    (ev, a, sc) => {
+      const span = a.span ?? [0, 0];
+      if (a.pos.length === 0) throw fail("arg_error", "run expects a target", null, span);
+      if (a.named.size) {
+        const k = [...a.named.keys()][0];
+        throw fail("arg_error", `unknown argument \`${k}\``, null, span);
+      }
+      return runTarget(ev as Evaluator, a.pos[0], a.pos.slice(1), sc, span);
+    },
+  ),
+);
 
 /** `source PATH`: evaluate the file in the current evaluator and scope. */
 function sourceFile(ev: Evaluator, target: Value, sc: Scope, span: Span): MaybePromise<Value> {
@@ -394,18 +405,21 @@ function sourceFile(ev: Evaluator, target: Value, sc: Scope, span: Span): MaybeP
   });
 }
 
-registerBuiltin("source", {
-  structured: false,
-  rawArgs: true,
-  run({ ev, cmd, sc }) {
-    return then(wordValues(ev, cmd.args, sc), (vals) => {
-      if (vals.length !== 1) {
-        throw fail("arg_error", `source expects one path, got ${vals.length}`, null, cmd.span);
-      }
-      return sourceFile(ev, vals[0], sc, cmd.span);
-    });
-  },
-});
+registerBuiltin(
+  "source",
+  doc("source PATH", "evaluate a .shl file in this session (its bindings stay)", {
+    structured: false,
+    rawArgs: true,
+    run({ ev, cmd, sc }) {
+      return then(wordValues(ev, cmd.args, sc), (vals) => {
+        if (vals.length !== 1) {
+          throw fail("arg_error", `source expects one path, got ${vals.length}`, null, cmd.span);
+        }
+        return sourceFile(ev, vals[0], sc, cmd.span);
+      });
+    },
+  }),
+);
 
 /** Resolve `use` target → canonical module file (`mod.shl`, then `mod`). */
 function resolveModule(ev: Evaluator, target: string, span: Span): string {

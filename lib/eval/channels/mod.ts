@@ -25,6 +25,7 @@ import { UNIVERSAL_METHOD_NAMES } from "../methods/universal.ts";
 import { drain, mkStream } from "../streams/core.ts";
 import { channelEmitter, isChannelHandle } from "../streams/methods.ts";
 import { ChannelBus } from "./bus.ts";
+import { doc } from "../docs.ts";
 
 export { ChannelBus, RING_CAPACITY, SUBSCRIBER_CAPACITY } from "./bus.ts";
 
@@ -155,48 +156,58 @@ channelEmitter.emit = (ip: Interp, name: string, payload: Value) => {
   emit(ip as Evaluator, name, payload);
 };
 
-registerCallForm("channel", (_ev, a) => {
-  checkNamed("channel", a);
-  if (a.pos.length !== 1) {
-    throw fail("arg_error", `channel expects 1 argument, got ${a.pos.length}`, null, a.span);
-  }
-  const v = a.pos[0];
-  if (typeof v !== "string") {
-    throw fail("type_error", `channel expects a str name, found ${typeName(v)}`, null, a.span);
-  }
-  return channelHandle(v);
-});
+registerCallForm(
+  "channel",
+  doc(
+    "channel(name: str) -> channel",
+    "a session channel: .emit(v), .events(), .latest(), .take()",
+    (_ev, a) => {
+      checkNamed("channel", a);
+      if (a.pos.length !== 1) {
+        throw fail("arg_error", `channel expects 1 argument, got ${a.pos.length}`, null, a.span);
+      }
+      const v = a.pos[0];
+      if (typeof v !== "string") {
+        throw fail("type_error", `channel expects a str name, found ${typeName(v)}`, null, a.span);
+      }
+      return channelHandle(v);
+    },
+  ),
+);
 
 /**
  * `on(channel, handler)`: subscribe now (live: events published from this call on — the
  * subscription exists before the task starts, so none is lost in between), then run the
  * handler for every event in a task.
  */
-registerCallForm("on", (ev, a) => {
-  checkNamed("on", a);
-  if (a.pos.length !== 2) {
-    throw fail(
-      "arg_error",
-      `on expects 2 arguments (channel, handler), got ${a.pos.length}`,
-      null,
-      a.span,
+registerCallForm(
+  "on",
+  doc("on(channel, handler) -> task", "run handler for every event on channel", (ev, a) => {
+    checkNamed("on", a);
+    if (a.pos.length !== 2) {
+      throw fail(
+        "arg_error",
+        `on expects 2 arguments (channel, handler), got ${a.pos.length}`,
+        null,
+        a.span,
+      );
+    }
+    const name = channelName(a.pos[0], "on", a.span);
+    const handler = a.pos[1];
+    if (!isCallable(handler)) {
+      throw fail(
+        "type_error",
+        `on expects a handler function, found ${typeName(handler)}`,
+        null,
+        a.span,
+      );
+    }
+    const src = busOf(ev).subscribe(name, "live");
+    // Cancel releases the subscription; suspend holds the handler at its next event while events
+    // keep queueing (bounded, with `{dropped: n}` markers) — see tasks.ts.
+    return ev.spawnTask(
+      `on(${name})`,
+      () => then(drain(ev, src, (x) => then(ev.callValue(handler, [x]), () => true)), () => null),
     );
-  }
-  const name = channelName(a.pos[0], "on", a.span);
-  const handler = a.pos[1];
-  if (!isCallable(handler)) {
-    throw fail(
-      "type_error",
-      `on expects a handler function, found ${typeName(handler)}`,
-      null,
-      a.span,
-    );
-  }
-  const src = busOf(ev).subscribe(name, "live");
-  // Cancel releases the subscription; suspend holds the handler at its next event while events
-  // keep queueing (bounded, with `{dropped: n}` markers) — see tasks.ts.
-  return ev.spawnTask(
-    `on(${name})`,
-    () => then(drain(ev, src, (x) => then(ev.callValue(handler, [x]), () => true)), () => null),
-  );
-});
+  }),
+);

@@ -7,8 +7,9 @@
  */
 
 import { fail } from "../../value/errors.ts";
-import { type Int, isInt, typeName, type Value } from "../../value/types.ts";
+import { type Int, isInt, type TypeName, typeName, type Value } from "../../value/types.ts";
 import type { MethodArgs, MethodTable } from "../method_types.ts";
+import { sameDoc } from "../docs.ts";
 
 /** Reject named arguments other than `allowed` («.m has no named argument `x`»). */
 export function checkNamed(name: string, args: MethodArgs, allowed: readonly string[] = []): void {
@@ -128,6 +129,17 @@ export function intToIndex(v: Int): number {
 }
 
 /**
+ * What a receiver offers instead when a method does not apply to it («bytes has .str(),
+ * .lines() …»). Installed by the dispatcher, which knows every table (no import cycle).
+ */
+let receiverHint: (t: TypeName, name: string) => string | null = () => null;
+
+/** Install the receiver-mismatch hint (called once by dispatch.ts). */
+export function setReceiverHint(f: (t: TypeName, name: string) => string | null): void {
+  receiverHint = f;
+}
+
+/**
  * Wrap every method of a table with a receiver check, so a method reached for the wrong
  * receiver (`5.upper()`, `[1].keys()`) raises type_error «.m expects <what>, found T» instead of
  * misbehaving. Dispatchers may then consult the table for any receiver.
@@ -139,17 +151,17 @@ export function guardReceiver(
 ): MethodTable {
   const out: MethodTable = {};
   for (const [name, f] of Object.entries(table)) {
-    out[name] = (ip, recv, args) => {
+    out[name] = sameDoc(f, (ip, recv, args) => {
       if (!accepts(recv)) {
         throw fail(
           "type_error",
           `.${name} expects ${what}, found ${typeName(recv)}`,
-          null,
+          receiverHint(typeName(recv), name),
           args.span,
         );
       }
       return f(ip, recv, args);
-    };
+    });
   }
   return out;
 }

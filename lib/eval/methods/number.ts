@@ -8,6 +8,7 @@ import { fail } from "../../value/errors.ts";
 import { FloatV, I64_MIN, mkInt, typeName, type Value } from "../../value/types.ts";
 import type { MethodArgs, MethodTable } from "../method_types.ts";
 import { arity, countArg } from "./args.ts";
+import { doc } from "../docs.ts";
 
 /** The type_error for a number method on anything but int/float. */
 export function notNumber(recv: Value, span: MethodArgs["span"]): Error {
@@ -40,7 +41,7 @@ function rounding(name: string, op: (x: number) => number) {
 
 /** Number methods by name (receiver: int or float). */
 export const NUMBER_METHODS: MethodTable = {
-  abs(_ip, recv, args) {
+  abs: doc(".abs() -> int | float", "the absolute value", (_ip, recv, args) => {
     arity("abs", args, 0, 0);
     if (typeof recv === "number") return Math.abs(recv);
     if (typeof recv === "bigint") {
@@ -53,10 +54,14 @@ export const NUMBER_METHODS: MethodTable = {
       return new FloatV(Math.abs(recv.v));
     }
     throw notNumber(recv, args.span);
-  },
-  round: rounding("round", roundHalfAway),
-  floor: rounding("floor", Math.floor),
-  ceil: rounding("ceil", Math.ceil),
+  }),
+  round: doc(
+    ".round(digits = 0) -> int | float",
+    "rounded half away from zero",
+    rounding("round", roundHalfAway),
+  ),
+  floor: doc(".floor(digits = 0) -> int | float", "rounded down", rounding("floor", Math.floor)),
+  ceil: doc(".ceil(digits = 0) -> int | float", "rounded up", rounding("ceil", Math.ceil)),
 };
 
 /** The number method names (for did-you-mean). */

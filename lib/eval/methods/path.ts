@@ -17,6 +17,7 @@ import { arity } from "./args.ts";
 import { splitLines } from "./str.ts";
 import { absPath, fileTime, isNotFound, osReason } from "../builtins/fs_util.ts";
 import { type FsInfo, fsOf, type FsPort } from "../fs_port.ts";
+import { doc } from "../docs.ts";
 
 const STRICT = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
@@ -125,21 +126,37 @@ function statTest(ip: Interp, p: string, test: (i: FsInfo) => boolean): boolean 
 
 /** The path method table. */
 export const PATH_METHODS: MethodTable = {
-  name: pure("name", (p) => fileName(p)),
-  stem: pure("stem", (p) => {
-    const n = fileName(p);
-    return n === null ? null : splitDot(n)[0];
-  }),
-  ext: pure("ext", (p) => {
-    const n = fileName(p);
-    return n === null ? null : splitDot(n)[1];
-  }),
-  parent: pure("parent", (p) => {
-    const q = parentOf(p);
-    return q === null ? null : new PathV(q);
-  }),
-  abs: pure("abs", (p, ip) => new PathV(absPath(ip.cwd(), p))),
-  join(_ip, recv, args) {
+  name: doc(".name -> str", "the last component (file name)", pure("name", (p) => fileName(p))),
+  stem: doc(
+    ".stem -> str",
+    "the name without its extension",
+    pure("stem", (p) => {
+      const n = fileName(p);
+      return n === null ? null : splitDot(n)[0];
+    }),
+  ),
+  ext: doc(
+    ".ext -> str | null",
+    "the extension, without the dot",
+    pure("ext", (p) => {
+      const n = fileName(p);
+      return n === null ? null : splitDot(n)[1];
+    }),
+  ),
+  parent: doc(
+    ".parent -> path | null",
+    "the directory it is in",
+    pure("parent", (p) => {
+      const q = parentOf(p);
+      return q === null ? null : new PathV(q);
+    }),
+  ),
+  abs: doc(
+    ".abs() -> path",
+    "made absolute against the session cwd",
+    pure("abs", (p, ip) => new PathV(absPath(ip.cwd(), p))),
+  ),
+  join: doc(".join(part: str | path) -> path", "a path below this one", (_ip, recv, args) => {
     arity("join", args, 1, 1);
     const seg = args.pos[0];
     let s: string;
@@ -154,19 +171,50 @@ export const PATH_METHODS: MethodTable = {
       );
     }
     return new PathV(joinPath(pathOf(recv), s));
-  },
-  read: (ip, recv, args) =>
-    fsMethod("read", (abs, fs) => readText(fs, abs, args.span))(ip, recv, args),
-  read_bytes: fsMethod("read_bytes", (abs, fs) => new BytesV(fs.readFile(abs))),
-  lines: (ip, recv, args) =>
-    fsMethod("lines", (abs, fs) => new ListV(splitLines(readText(fs, abs, args.span))))(
-      ip,
-      recv,
-      args,
-    ),
-  exists: pure("exists", (p, ip) => statTest(ip, p, () => true)),
-  is_dir: pure("is_dir", (p, ip) => statTest(ip, p, (i) => i.isDirectory)),
-  is_file: pure("is_file", (p, ip) => statTest(ip, p, (i) => i.isFile)),
-  size: fsMethod("size", (abs, fs) => new SizeV(BigInt(fs.stat(abs).size))),
-  modified: fsMethod("modified", (abs, fs) => fileTime(fs.stat(abs).mtime)),
+  }),
+  read: doc(
+    ".read() -> str",
+    "the file's text (UTF-8)",
+    (ip, recv, args) => fsMethod("read", (abs, fs) => readText(fs, abs, args.span))(ip, recv, args),
+  ),
+  read_bytes: doc(
+    ".read_bytes() -> bytes",
+    "the file's bytes",
+    fsMethod("read_bytes", (abs, fs) => new BytesV(fs.readFile(abs))),
+  ),
+  lines: doc(
+    ".lines() -> list<str>",
+    "the file's lines",
+    (ip, recv, args) =>
+      fsMethod("lines", (abs, fs) => new ListV(splitLines(readText(fs, abs, args.span))))(
+        ip,
+        recv,
+        args,
+      ),
+  ),
+  exists: doc(
+    ".exists() -> bool",
+    "true if something is there",
+    pure("exists", (p, ip) => statTest(ip, p, () => true)),
+  ),
+  is_dir: doc(
+    ".is_dir() -> bool",
+    "true for a directory",
+    pure("is_dir", (p, ip) => statTest(ip, p, (i) => i.isDirectory)),
+  ),
+  is_file: doc(
+    ".is_file() -> bool",
+    "true for a regular file",
+    pure("is_file", (p, ip) => statTest(ip, p, (i) => i.isFile)),
+  ),
+  size: doc(
+    ".size -> size",
+    "the file's size (1.2kb)",
+    fsMethod("size", (abs, fs) => new SizeV(BigInt(fs.stat(abs).size))),
+  ),
+  modified: doc(
+    ".modified -> datetime | null",
+    "when the file last changed",
+    fsMethod("modified", (abs, fs) => fileTime(fs.stat(abs).mtime)),
+  ),
 };

@@ -26,6 +26,7 @@ import {
 import { type MaybePromise, then } from "../maybe.ts";
 import type { Interp, MethodArgs, MethodTable } from "../method_types.ts";
 import { argAt, arity, countArg, fnArg, intToIndex } from "./args.ts";
+import { doc } from "../docs.ts";
 
 /** Random access to the elements of a collection without materializing ranges. */
 export interface Seq {
@@ -433,36 +434,64 @@ function collectionItems(v: Value, span: MethodArgs["span"], context: string): S
 
 /** Collection methods by name (receiver: list, table, range; str as its chars). */
 export const SEQ_METHODS: MethodTable = {
-  len: count("len"),
-  count: count("count"),
-  is_empty: count("is_empty"),
-  first: firstLast("first"),
-  last: firstLast("last"),
+  len: doc(".len() -> int", "number of items", count("len")),
+  count: doc(".count() -> int", "number of items (same as .len())", count("count")),
+  is_empty: doc(".is_empty() -> bool", "true when there are no items", count("is_empty")),
+  first: doc(
+    ".first(n?: int) -> value | list",
+    "the first item (null if empty), or the first n",
+    firstLast("first"),
+  ),
+  last: doc(
+    ".last(n?: int) -> value | list",
+    "the last item (null if empty), or the last n",
+    firstLast("last"),
+  ),
 
-  collect(_ip, recv, args) {
-    arity("collect", args, 0, 0);
-    if (recv !== null && typeof recv === "object" && (recv.t === "list" || recv.t === "table")) {
-      return recv;
-    }
-    const s = seqOf("collect", recv, args);
-    return new ListV(elements("collect", s, args.span).slice());
-  },
+  collect: doc(
+    ".collect() -> list",
+    "a range's items as a list (lists stay as they are)",
+    (_ip, recv, args) => {
+      arity("collect", args, 0, 0);
+      if (recv !== null && typeof recv === "object" && (recv.t === "list" || recv.t === "table")) {
+        return recv;
+      }
+      const s = seqOf("collect", recv, args);
+      return new ListV(elements("collect", s, args.span).slice());
+    },
+  ),
 
-  map(ip, recv, args) {
-    arity("map", args, 0, 1);
-    const f = fnArg("map", args);
-    const s = seqOf("map", recv, args);
-    guardSize("map", s.length, args.span);
-    return then(mapSeq(ip, s, f), (out) => new ListV(out));
-  },
+  map: doc(
+    ".map(f) -> list",
+    "f(x) for every item: .map(.name), .map(x => x * 2)",
+    (ip, recv, args) => {
+      arity("map", args, 0, 1);
+      const f = fnArg("map", args);
+      const s = seqOf("map", recv, args);
+      guardSize("map", s.length, args.span);
+      return then(mapSeq(ip, s, f), (out) => new ListV(out));
+    },
+  ),
 
-  where: predicateMethod("where", "where"),
-  filter: predicateMethod("filter", "where"),
-  any: predicateMethod("any", "any"),
-  all: predicateMethod("all", "all"),
-  find: predicateMethod("find", "find"),
+  where: doc(
+    ".where(pred) -> list",
+    "items where pred is true: .where(.size > 1mb)",
+    predicateMethod("where", "where"),
+  ),
+  filter: doc(".filter(pred) -> list", "same as .where(pred)", predicateMethod("filter", "where")),
+  any: doc(".any(pred) -> bool", "true if pred holds for some item", predicateMethod("any", "any")),
+  all: doc(
+    ".all(pred) -> bool",
+    "true if pred holds for every item",
+    predicateMethod("all", "all"),
+  ),
+  find: doc(
+    ".find(pred) -> value",
+    "the first item where pred holds, or null",
+    predicateMethod("find", "find"),
+  ),
 
-  each(ip, recv, args) {
+  each: doc(".each(f) -> null", "call f on every item (for its effects)", (ip, recv, args) => {
     arity("each", args, 0, 1);
     const f = fnArg("each", args);
     const s = seqOf("each", recv, args);
@@ -473,35 +502,39 @@ export const SEQ_METHODS: MethodTable = {
       }),
       () => null,
     );
-  },
+  }),
 
-  reduce: reduce("reduce"),
-  fold: reduce("fold"),
+  reduce: doc(".reduce(init, f) -> value", "fold left: acc = f(acc, x)", reduce("reduce")),
+  fold: doc(".fold(init, f) -> value", "same as .reduce(init, f)", reduce("fold")),
 
-  flat_map(ip, recv, args) {
-    arity("flat_map", args, 0, 1);
-    const f = fnArg("flat_map", args);
-    const s = seqOf("flat_map", recv, args);
-    return then(mapSeq(ip, s, f), (parts) => {
-      const out: Value[] = [];
-      for (const p of parts) {
-        const inner = collectionItems(p, args.span, ".flat_map result: ");
-        for (let i = 0; i < inner.length; i++) out.push(inner.at(i));
-      }
-      return new ListV(out);
-    });
-  },
+  flat_map: doc(
+    ".flat_map(f) -> list",
+    "f(x) is a list for every item; all of them joined",
+    (ip, recv, args) => {
+      arity("flat_map", args, 0, 1);
+      const f = fnArg("flat_map", args);
+      const s = seqOf("flat_map", recv, args);
+      return then(mapSeq(ip, s, f), (parts) => {
+        const out: Value[] = [];
+        for (const p of parts) {
+          const inner = collectionItems(p, args.span, ".flat_map result: ");
+          for (let i = 0; i < inner.length; i++) out.push(inner.at(i));
+        }
+        return new ListV(out);
+      });
+    },
+  ),
 
-  sort: sortBy("sort"),
-  sort_by: sortBy("sort_by"),
+  sort: doc(".sort(key?) -> list", "ascending (by key when given): .sort(.size)", sortBy("sort")),
+  sort_by: doc(".sort_by(key) -> list", "ascending by key: .sort_by(.modified)", sortBy("sort_by")),
 
-  reverse(_ip, recv, args) {
+  reverse: doc(".reverse() -> list", "the items in reverse order", (_ip, recv, args) => {
     arity("reverse", args, 0, 0);
     const s = seqOf("reverse", recv, args);
     return new ListV(elements("reverse", s, args.span).slice().reverse());
-  },
+  }),
 
-  uniq(ip, recv, args) {
+  uniq: doc(".uniq() -> list", "first occurrence of each distinct item", (ip, recv, args) => {
     arity("uniq", args, 0, 0);
     const s = seqOf("uniq", recv, args);
     const index = new EqIndex();
@@ -515,24 +548,28 @@ export const SEQ_METHODS: MethodTable = {
       }
     }
     return new ListV(out);
-  },
+  }),
 
-  sum(ip, recv, args) {
-    aggregateArgs("sum", args);
-    const s = seqOf("sum", recv, args);
-    if (s.length === 0) return 0;
-    let acc = s.at(0);
-    for (let i = 1; i < s.length; i++) {
-      if ((i & 1023) === 1023) ip.checkCancelled();
-      acc = arith("+", acc, s.at(i));
-    }
-    return acc;
-  },
+  sum: doc(
+    ".sum() -> value",
+    "all items added (sizes stay sizes); 0 when empty",
+    (ip, recv, args) => {
+      aggregateArgs("sum", args);
+      const s = seqOf("sum", recv, args);
+      if (s.length === 0) return 0;
+      let acc = s.at(0);
+      for (let i = 1; i < s.length; i++) {
+        if ((i & 1023) === 1023) ip.checkCancelled();
+        acc = arith("+", acc, s.at(i));
+      }
+      return acc;
+    },
+  ),
 
-  min: minMax("min"),
-  max: minMax("max"),
+  min: doc(".min() -> value", "the smallest item, or null", minMax("min")),
+  max: doc(".max() -> value", "the largest item, or null", minMax("max")),
 
-  flatten(_ip, recv, args) {
+  flatten: doc(".flatten() -> list", "one level of nested lists joined", (_ip, recv, args) => {
     arity("flatten", args, 0, 0);
     const s = seqOf("flatten", recv, args);
     const out: Value[] = [];
@@ -542,19 +579,19 @@ export const SEQ_METHODS: MethodTable = {
       else for (const x of elements("flatten", inner, args.span)) out.push(x);
     }
     return new ListV(out);
-  },
+  }),
 
-  enumerate(_ip, recv, args) {
+  enumerate: doc(".enumerate() -> list", "[[0, x0], [1, x1], …]", (_ip, recv, args) => {
     arity("enumerate", args, 0, 0);
     const s = seqOf("enumerate", recv, args);
     const xs = elements("enumerate", s, args.span);
     return new ListV(xs.map((x, i) => new ListV([i, x])));
-  },
+  }),
 
-  skip: skipTake("skip"),
-  take: skipTake("take"),
+  skip: doc(".skip(n: int) -> list", "all but the first n items", skipTake("skip")),
+  take: doc(".take(n: int) -> list", "the first n items", skipTake("take")),
 
-  chunks(_ip, recv, args) {
+  chunks: doc(".chunks(n: int) -> list", "lists of n items each", (_ip, recv, args) => {
     arity("chunks", args, 1, 1);
     const s = seqOf("chunks", recv, args);
     const n = countArg("chunks", args.pos[0], args.span);
@@ -563,32 +600,40 @@ export const SEQ_METHODS: MethodTable = {
     const out: Value[] = [];
     for (let i = 0; i < xs.length; i += n) out.push(new ListV(xs.slice(i, i + n)));
     return new ListV(out);
-  },
+  }),
 
-  zip(_ip, recv, args) {
-    arity("zip", args, 1, 1);
-    const s = seqOf("zip", recv, args);
-    const other = args.pos[0];
-    if (!isCollection(other)) {
-      throw fail(
-        "type_error",
-        `.zip expects a collection (list, table or range), found ${typeName(other)}`,
-        null,
-        args.span,
-      );
-    }
-    const o = trySeq(other)!;
-    const n = Math.min(s.length, o.length);
-    guardSize("zip", n, args.span);
-    const out: Value[] = new Array(n);
-    for (let i = 0; i < n; i++) out[i] = new ListV([s.at(i), o.at(i)]);
-    return new ListV(out);
-  },
+  zip: doc(
+    ".zip(other) -> list",
+    "[[a0, b0], [a1, b1], …] up to the shorter",
+    (_ip, recv, args) => {
+      arity("zip", args, 1, 1);
+      const s = seqOf("zip", recv, args);
+      const other = args.pos[0];
+      if (!isCollection(other)) {
+        throw fail(
+          "type_error",
+          `.zip expects a collection (list, table or range), found ${typeName(other)}`,
+          null,
+          args.span,
+        );
+      }
+      const o = trySeq(other)!;
+      const n = Math.min(s.length, o.length);
+      guardSize("zip", n, args.span);
+      const out: Value[] = new Array(n);
+      for (let i = 0; i < n; i++) out[i] = new ListV([s.at(i), o.at(i)]);
+      return new ListV(out);
+    },
+  ),
 
-  group: group("group"),
-  group_by: group("group_by"),
+  group: doc(
+    ".group(key) -> table",
+    "{key, values} per distinct key, in first-seen order",
+    group("group"),
+  ),
+  group_by: doc(".group_by(key) -> table", "same as .group(key)", group("group_by")),
 
-  join(_ip, recv, args) {
+  join: doc('.join(sep = "") -> str', "str items joined with sep", (_ip, recv, args) => {
     arity("join", args, 0, 1, ["sep"]);
     const sep = argAt(args, 0, "sep") ?? "";
     if (typeof sep !== "string") {
@@ -614,9 +659,9 @@ export const SEQ_METHODS: MethodTable = {
       parts[i] = x;
     }
     return parts.join(sep);
-  },
+  }),
 
-  contains(_ip, recv, args) {
+  contains: doc(".contains(x) -> bool", "true if some item == x", (_ip, recv, args) => {
     arity("contains", args, 1, 1);
     const x = args.pos[0];
     if (recv !== null && typeof recv === "object" && recv.t === "range") {
@@ -629,25 +674,29 @@ export const SEQ_METHODS: MethodTable = {
     const s = seqOf("contains", recv, args);
     for (let i = 0; i < s.length; i++) if (valuesEqual(s.at(i), x)) return true;
     return false;
-  },
+  }),
 
-  get(_ip, recv, args) {
-    arity("get", args, 1, 2, ["default"]);
-    const key = args.pos[0];
-    const dflt = argAt(args, 1, "default") ?? null;
-    if (recv !== null && typeof recv === "object" && recv.t === "list" && isInt(key)) {
-      const n = recv.items.length;
-      const k = intToIndex(key);
-      const i = k < 0 ? n + k : k;
-      return i >= 0 && i < n ? recv.items[i] : dflt;
-    }
-    throw fail(
-      "type_error",
-      `get expects record+str or list+int, found ${typeName(recv)}+${typeName(key)}`,
-      null,
-      args.span,
-    );
-  },
+  get: doc(
+    ".get(i: int, default = null) -> value",
+    "the item at i (negative from the end), else default",
+    (_ip, recv, args) => {
+      arity("get", args, 1, 2, ["default"]);
+      const key = args.pos[0];
+      const dflt = argAt(args, 1, "default") ?? null;
+      if (recv !== null && typeof recv === "object" && recv.t === "list" && isInt(key)) {
+        const n = recv.items.length;
+        const k = intToIndex(key);
+        const i = k < 0 ? n + k : k;
+        return i >= 0 && i < n ? recv.items[i] : dflt;
+      }
+      throw fail(
+        "type_error",
+        `get expects record+str or list+int, found ${typeName(recv)}+${typeName(key)}`,
+        null,
+        args.span,
+      );
+    },
+  ),
 };
 
 /** The collection method names (for did-you-mean); `stream`/`tee` live in the stream layer. */

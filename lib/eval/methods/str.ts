@@ -10,6 +10,7 @@ import { renderInline } from "../../value/render.ts";
 import { FloatV, ListV, typeName, type Value } from "../../value/types.ts";
 import type { MethodArgs, MethodTable } from "../method_types.ts";
 import { arity, countArg, guardReceiver, strArg } from "./args.ts";
+import { doc } from "../docs.ts";
 
 /** Rust `char::is_whitespace` (Unicode White_Space); JS `\s` differs (U+FEFF in, U+0085 out). */
 const WS =
@@ -171,106 +172,150 @@ function cannotParse(text: string, what: string, span: MethodArgs["span"]): Erro
 
 /** String methods by name (receiver: str). */
 export const STR_METHODS: MethodTable = guardReceiver("str", (v) => typeof v === "string", {
-  len: unary("len", charCount),
-  count: unary("count", charCount),
-  is_empty: unary("is_empty", (s) => s.length === 0),
-  lines: unary("lines", (s) => new ListV(splitLines(s))),
-  words: unary("words", (s) => new ListV(splitWords(s))),
-  chars: unary("chars", (s) => new ListV(Array.from(s))),
-  trim: unary("trim", trimWs),
-  upper: unary("upper", (s) => s.toUpperCase()),
-  lower: unary("lower", (s) => s.toLowerCase()),
-  reverse: unary("reverse", (s) => Array.from(s).reverse().join("")),
+  len: doc(".len() -> int", "number of characters", unary("len", charCount)),
+  count: doc(".count() -> int", "number of characters", unary("count", charCount)),
+  is_empty: doc(".is_empty() -> bool", 'true for ""', unary("is_empty", (s) => s.length === 0)),
+  lines: doc(
+    ".lines() -> list<str>",
+    "split on newlines (no trailing empty line)",
+    unary("lines", (s) => new ListV(splitLines(s))),
+  ),
+  words: doc(
+    ".words() -> list<str>",
+    "split on runs of whitespace",
+    unary("words", (s) => new ListV(splitWords(s))),
+  ),
+  chars: doc(
+    ".chars() -> list<str>",
+    "the characters",
+    unary("chars", (s) => new ListV(Array.from(s))),
+  ),
+  trim: doc(".trim() -> str", "without leading and trailing whitespace", unary("trim", trimWs)),
+  upper: doc(".upper() -> str", "in upper case", unary("upper", (s) => s.toUpperCase())),
+  lower: doc(".lower() -> str", "in lower case", unary("lower", (s) => s.toLowerCase())),
+  reverse: doc(
+    ".reverse() -> str",
+    "the characters reversed",
+    unary("reverse", (s) => Array.from(s).reverse().join("")),
+  ),
 
-  split(_ip, recv, args) {
-    arity("split", args, 0, 1);
-    return new ListV(splitLiteral(recv as string, strArg("split", args, 0, "separator")));
-  },
+  split: doc(
+    ".split(sep: str) -> list<str>",
+    "split on every sep (keeps empty fields)",
+    (_ip, recv, args) => {
+      arity("split", args, 0, 1);
+      return new ListV(splitLiteral(recv as string, strArg("split", args, 0, "separator")));
+    },
+  ),
 
-  starts_with(_ip, recv, args) {
-    arity("starts_with", args, 0, 1);
-    return (recv as string).startsWith(strArg("starts_with", args, 0, "prefix"));
-  },
+  starts_with: doc(
+    ".starts_with(prefix: str) -> bool",
+    "true if it begins with prefix",
+    (_ip, recv, args) => {
+      arity("starts_with", args, 0, 1);
+      return (recv as string).startsWith(strArg("starts_with", args, 0, "prefix"));
+    },
+  ),
 
-  ends_with(_ip, recv, args) {
-    arity("ends_with", args, 0, 1);
-    return (recv as string).endsWith(strArg("ends_with", args, 0, "suffix"));
-  },
+  ends_with: doc(
+    ".ends_with(suffix: str) -> bool",
+    "true if it ends with suffix",
+    (_ip, recv, args) => {
+      arity("ends_with", args, 0, 1);
+      return (recv as string).endsWith(strArg("ends_with", args, 0, "suffix"));
+    },
+  ),
 
-  contains(_ip, recv, args) {
+  contains: doc(".contains(sub: str) -> bool", "true if sub occurs in it", (_ip, recv, args) => {
     arity("contains", args, 0, 1);
     return (recv as string).includes(strArg("contains", args, 0, "substring"));
-  },
+  }),
 
-  replace(_ip, recv, args) {
-    arity("replace", args, 0, 2);
-    const s = recv as string;
-    const pat = args.pos[0];
-    if (pat === undefined) {
-      throw fail("arg_error", ".replace requires a pattern argument", null, args.span);
-    }
-    const rep = strArg("replace", args, 1, "replacement");
-    if (typeof pat === "string") {
-      if (pat === "") return ["", ...Array.from(s), ""].join(rep);
-      return s.replaceAll(pat, rep.replaceAll("$", "$$$$"));
-    }
-    if (pat === null || typeof pat !== "object" || pat.t !== "regex") {
-      throw fail(
-        "type_error",
-        `.replace expects a str or regex pattern, found ${typeName(pat)}`,
-        null,
-        args.span,
-      );
-    }
-    const re = globalOf(pat.re);
-    let out = "";
-    let last = 0;
-    for (const m of s.matchAll(re)) {
-      out += s.slice(last, m.index) + expandTemplate(rep, m);
-      last = m.index + m[0].length;
-    }
-    return out + s.slice(last);
-  },
+  replace: doc(
+    ".replace(pattern: str | regex, with: str) -> str",
+    "every occurrence replaced ($1 for regex groups)",
+    (_ip, recv, args) => {
+      arity("replace", args, 0, 2);
+      const s = recv as string;
+      const pat = args.pos[0];
+      if (pat === undefined) {
+        throw fail("arg_error", ".replace requires a pattern argument", null, args.span);
+      }
+      const rep = strArg("replace", args, 1, "replacement");
+      if (typeof pat === "string") {
+        if (pat === "") return ["", ...Array.from(s), ""].join(rep);
+        return s.replaceAll(pat, rep.replaceAll("$", "$$$$"));
+      }
+      if (pat === null || typeof pat !== "object" || pat.t !== "regex") {
+        throw fail(
+          "type_error",
+          `.replace expects a str or regex pattern, found ${typeName(pat)}`,
+          null,
+          args.span,
+        );
+      }
+      const re = globalOf(pat.re);
+      let out = "";
+      let last = 0;
+      for (const m of s.matchAll(re)) {
+        out += s.slice(last, m.index) + expandTemplate(rep, m);
+        last = m.index + m[0].length;
+      }
+      return out + s.slice(last);
+    },
+  ),
 
-  matches(_ip, recv, args) {
+  matches: doc(".matches(re: regex) -> list<str>", "the text of every match", (_ip, recv, args) => {
     arity("matches", args, 0, 1);
     const re = globalOf(regexArg("matches", args));
     return new ListV(Array.from((recv as string).matchAll(re), (m) => m[0]));
-  },
+  }),
 
-  match(_ip, recv, args) {
-    arity("match", args, 0, 1);
-    const re = globalOf(regexArg("match", args));
-    const m = re.exec(recv as string);
-    re.lastIndex = 0;
-    return m === null ? null : m[0];
-  },
+  match: doc(
+    ".match(re: regex) -> str | null",
+    "the first match's text, or null",
+    (_ip, recv, args) => {
+      arity("match", args, 0, 1);
+      const re = globalOf(regexArg("match", args));
+      const m = re.exec(recv as string);
+      re.lastIndex = 0;
+      return m === null ? null : m[0];
+    },
+  ),
 
-  parse_int(_ip, recv, args) {
-    arity("parse_int", args, 0, 0);
-    const v = parseIntStrict(recv as string);
-    if (v === null) throw cannotParse(recv as string, "int", args.span);
-    return v;
-  },
+  parse_int: doc(
+    ".parse_int() -> int",
+    'the int it spells ("42"), else arg_error',
+    (_ip, recv, args) => {
+      arity("parse_int", args, 0, 0);
+      const v = parseIntStrict(recv as string);
+      if (v === null) throw cannotParse(recv as string, "int", args.span);
+      return v;
+    },
+  ),
 
-  parse_float(_ip, recv, args) {
-    arity("parse_float", args, 0, 0);
-    const v = parseFloatStrict(recv as string);
-    if (v === null) throw cannotParse(recv as string, "float", args.span);
-    return new FloatV(v);
-  },
+  parse_float: doc(
+    ".parse_float() -> float",
+    'the float it spells ("3.5"), else arg_error',
+    (_ip, recv, args) => {
+      arity("parse_float", args, 0, 0);
+      const v = parseFloatStrict(recv as string);
+      if (v === null) throw cannotParse(recv as string, "float", args.span);
+      return new FloatV(v);
+    },
+  ),
 
-  take(_ip, recv, args) {
+  take: doc(".take(n: int) -> str", "the first n characters", (_ip, recv, args) => {
     arity("take", args, 1, 1);
     const s = recv as string;
     return s.slice(0, charOffset(s, countArg("take", args.pos[0], args.span)));
-  },
+  }),
 
-  skip(_ip, recv, args) {
+  skip: doc(".skip(n: int) -> str", "all but the first n characters", (_ip, recv, args) => {
     arity("skip", args, 1, 1);
     const s = recv as string;
     return s.slice(charOffset(s, countArg("skip", args.pos[0], args.span)));
-  },
+  }),
 });
 
 /** The str method names (for did-you-mean); `stream` lives in the stream layer. */

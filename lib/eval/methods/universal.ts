@@ -13,6 +13,7 @@ import type { Interp, MethodArgs, MethodTable } from "../method_types.ts";
 import { arity, fnArg } from "./args.ts";
 import { journaledWrite } from "../journal_port.ts";
 import { fsOf } from "../fs_port.ts";
+import { doc } from "../docs.ts";
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const LOSSY_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -112,26 +113,38 @@ function tap(name: string) {
 
 /** Universal methods by name (any receiver). */
 export const UNIVERSAL_METHODS: MethodTable = {
-  tap: tap("tap"),
-  also: tap("also"),
+  tap: doc(".tap(f) -> value", "call f on the value, return the value unchanged", tap("tap")),
+  also: doc(".also(f) -> value", "same as .tap(f)", tap("also")),
 
-  json(_ip, recv, args) {
+  json: doc(".json() -> str", "compact JSON text", (_ip, recv, args) => {
     arity("json", args, 0, 0);
     return stringifyValue(recv);
-  },
+  }),
 
-  save: writer("save"),
-  append: writer("append"),
+  save: doc(
+    ".save(path) -> value",
+    "write to a file (str/bytes raw, else JSON), replacing it",
+    writer("save"),
+  ),
+  append: doc(
+    ".append(path) -> value",
+    "add to the end of a file (str/bytes raw, else JSON)",
+    writer("append"),
+  ),
 
-  str(_ip, recv, args) {
+  str: doc(".str() -> str", "as text (bytes/paths must be valid UTF-8)", (_ip, recv, args) => {
     arity("str", args, 0, 0);
     return toStr(recv, false, args.span);
-  },
+  }),
 
-  display(_ip, recv, args) {
-    arity("display", args, 0, 0);
-    return toStr(recv, true, args.span);
-  },
+  display: doc(
+    ".display() -> str",
+    "as text, never failing (invalid UTF-8 replaced)",
+    (_ip, recv, args) => {
+      arity("display", args, 0, 0);
+      return toStr(recv, true, args.span);
+    },
+  ),
 };
 
 /** The universal method names (for did-you-mean); `feed` is dispatched by the evaluator. */

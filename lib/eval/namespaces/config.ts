@@ -11,6 +11,7 @@
 import { RecordV, type Value } from "../../value/types.ts";
 import type { Interp, MethodArgs } from "../method_types.ts";
 import { checkArgs, type Namespace, strArg } from "./args.ts";
+import { doc } from "../docs.ts";
 
 const EMPTY = new RecordV(new Map());
 
@@ -35,6 +36,9 @@ function get(ip: Interp, args: MethodArgs): Value {
 /** The `config` namespace. */
 export const configNamespace: Namespace = {
   name: "config",
-  functions: new Map([["all", all], ["get", get]]),
+  functions: new Map([
+    ["all", doc("config.all() -> record", "the host's configuration snapshot", all)],
+    ["get", doc("config.get(key: str) -> value", "one configuration key, or null", get)],
+  ]),
   field: lookup,
 };

@@ -19,6 +19,7 @@ import { renderInline } from "../../value/render.ts";
 import { ListV, RecordV, TableV, typeName, type Value } from "../../value/types.ts";
 import type { MethodArgs } from "../method_types.ts";
 import { checkArgs, type Namespace, strArg } from "./args.ts";
+import { doc } from "../docs.ts";
 
 /** One parsed record and the 1-based line it starts on. */
 interface CsvRecord {
@@ -189,5 +190,11 @@ function stringify(_ip: unknown, args: MethodArgs): Value {
 /** The `csv` namespace. */
 export const csvNamespace: Namespace = {
   name: "csv",
-  functions: new Map([["parse", parse], ["stringify", stringify]]),
+  functions: new Map([
+    [
+      "parse",
+      doc("csv.parse(text: str) -> table", "CSV text (first row: headers) as a table", parse),
+    ],
+    ["stringify", doc("csv.stringify(rows: table) -> str", "a table as CSV text", stringify)],
+  ]),
 };

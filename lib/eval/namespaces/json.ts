@@ -9,6 +9,7 @@ import { parseJsonText, stringifyValue } from "../../value/json.ts";
 import { typeName, type Value } from "../../value/types.ts";
 import type { MethodArgs } from "../method_types.ts";
 import { checkArgs, type Namespace, rethrowAs, strArg } from "./args.ts";
+import { doc } from "../docs.ts";
 
 function parse(_ip: unknown, args: MethodArgs): Value {
   checkArgs("json.parse", args, ["text"]);
@@ -47,5 +48,11 @@ function stringify(_ip: unknown, args: MethodArgs): Value {
 /** The `json` namespace. */
 export const jsonNamespace: Namespace = {
   name: "json",
-  functions: new Map([["parse", parse], ["stringify", stringify]]),
+  functions: new Map([
+    ["parse", doc("json.parse(text: str) -> value", "JSON text as records, lists, tables", parse)],
+    [
+      "stringify",
+      doc("json.stringify(v, pretty: bool = false) -> str", "a value as JSON text", stringify),
+    ],
+  ]),
 };

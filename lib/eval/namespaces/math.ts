@@ -12,6 +12,7 @@ import { renderInline } from "../../value/render.ts";
 import { FloatV, typeName, type Value } from "../../value/types.ts";
 import type { MethodArgs } from "../method_types.ts";
 import { checkArgs, type Namespace, type NsFn } from "./args.ts";
+import { doc } from "../docs.ts";
 
 /** A number argument as f64 (type_error for anything else). */
 function num(who: string, args: MethodArgs, i: number): number {
@@ -108,19 +109,24 @@ function buildFunctions(): Map<string, NsFn> {
   const fns = new Map<string, NsFn>();
   for (const [name, f] of Object.entries(UNARY)) {
     const who = `math.${name}`;
-    fns.set(name, (_ip, args) => {
+    const fn: NsFn = (_ip, args) => {
       checkArgs(who, args, ["x"]);
       return new FloatV(f(num(who, args, 0)));
-    });
+    };
+    fns.set(name, doc(`${who}(x: number) -> float`, `${name} of x`, fn));
   }
   for (const [name, [params, f]] of Object.entries(BINARY)) {
     const who = `math.${name}`;
-    fns.set(name, (_ip, args) => {
+    const fn: NsFn = (_ip, args) => {
       checkArgs(who, args, params);
       return new FloatV(f(num(who, args, 0), num(who, args, 1)));
-    });
+    };
+    fns.set(
+      name,
+      doc(`${who}(${params.join(", ")}) -> float`, `${name} of ${params.join(" and ")}`, fn),
+    );
   }
-  fns.set("clamp", clamp);
+  fns.set("clamp", doc("math.clamp(x, lo, hi) -> float", "x limited to [lo, hi]", clamp));
   return fns;
 }
 

@@ -10,6 +10,7 @@ import * as nodeOs from "node:os";
 import { DurationV, RecordV, type Value } from "../../value/types.ts";
 import type { Interp, MethodArgs } from "../method_types.ts";
 import { checkArgs, type Namespace, type NsFn } from "./args.ts";
+import { doc } from "../docs.ts";
 
 /** Deno's OS name in Rust's `std::env::consts::OS` spelling (`darwin` → `macos`). */
 export function platformName(os: string = Deno.build.os): string {
@@ -79,25 +80,28 @@ function envRecord(ip: Interp): Value {
   return new RecordV(m);
 }
 
-const MEMBERS: Record<string, (ip: Interp) => Value> = {
-  platform: () => platformName(),
-  arch: () => Deno.build.arch,
-  pid: () => Deno.pid,
-  hostname,
-  username,
-  cpus,
-  uptime,
-  env: envRecord,
+/** The members: what each returns (its documentation) and how. */
+const MEMBERS: Record<string, [string, (ip: Interp) => Value]> = {
+  platform: ["-> str  the OS name (linux, macos, windows)", () => platformName()],
+  arch: ["-> str  the CPU architecture", () => Deno.build.arch],
+  pid: ["-> int  this process's id", () => Deno.pid],
+  hostname: ["-> str  the machine's name", hostname],
+  username: ["-> str  the user's name", username],
+  cpus: ["-> int  how many CPUs", cpus],
+  uptime: ["-> duration  time since boot", uptime],
+  env: ["-> record  the session environment", envRecord],
 };
 
 function buildFunctions(): Map<string, NsFn> {
   const fns = new Map<string, NsFn>();
-  for (const [name, f] of Object.entries(MEMBERS)) {
+  for (const [name, [about, f]] of Object.entries(MEMBERS)) {
     const who = `os.${name}`;
-    fns.set(name, (ip: Interp, args: MethodArgs) => {
+    const fn: NsFn = (ip: Interp, args: MethodArgs) => {
       checkArgs(who, args, []);
       return f(ip);
-    });
+    };
+    const [ret, what] = about.split("  ");
+    fns.set(name, doc(`${who}() ${ret}`, what, fn));
   }
   return fns;
 }

@@ -17,6 +17,7 @@ import { formatFloat } from "../../value/render.ts";
 import { ListV, RecordV, typeName, type Value } from "../../value/types.ts";
 import type { MethodArgs } from "../method_types.ts";
 import { checkArgs, firstLine, type Namespace, strArg } from "./args.ts";
+import { doc } from "../docs.ts";
 
 function parse(_ip: unknown, args: MethodArgs): Value {
   checkArgs("toml.parse", args, ["text"]);
@@ -157,5 +158,8 @@ function stringify(_ip: unknown, args: MethodArgs): Value {
 /** The `toml` namespace. */
 export const tomlNamespace: Namespace = {
   name: "toml",
-  functions: new Map([["parse", parse], ["stringify", stringify]]),
+  functions: new Map([
+    ["parse", doc("toml.parse(text: str) -> record", "TOML text as a record", parse)],
+    ["stringify", doc("toml.stringify(r: record) -> str", "a record as TOML text", stringify)],
+  ]),
 };

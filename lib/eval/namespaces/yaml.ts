@@ -13,6 +13,7 @@ import { jsonToValue, toJsonModel } from "../../value/json.ts";
 import type { Value } from "../../value/types.ts";
 import type { MethodArgs } from "../method_types.ts";
 import { checkArgs, firstLine, type Namespace, strArg } from "./args.ts";
+import { doc } from "../docs.ts";
 
 function parse(_ip: unknown, args: MethodArgs): Value {
   checkArgs("yaml.parse", args, ["text"]);
@@ -57,5 +58,8 @@ function stringify(_ip: unknown, args: MethodArgs): Value {
 /** The `yaml` namespace. */
 export const yamlNamespace: Namespace = {
   name: "yaml",
-  functions: new Map([["parse", parse], ["stringify", stringify]]),
+  functions: new Map([
+    ["parse", doc("yaml.parse(text: str) -> value", "YAML text as values", parse)],
+    ["stringify", doc("yaml.stringify(v) -> str", "a value as YAML text", stringify)],
+  ]),
 };

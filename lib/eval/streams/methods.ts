@@ -25,8 +25,8 @@ import type { Interp, MethodArgs, MethodFn, MethodTable } from "../method_types.
 import type { Evaluator } from "../evaluator.ts";
 import { callMethod } from "../dispatch.ts";
 import { arity, countArg, fnArg, isCallable } from "../methods/args.ts";
-import { SEQ_METHOD_NAMES } from "../methods/seq.ts";
-import { resolvePathArg, saveBytes } from "../methods/universal.ts";
+import { SEQ_METHOD_NAMES, SEQ_METHODS } from "../methods/seq.ts";
+import { resolvePathArg, saveBytes, UNIVERSAL_METHODS } from "../methods/universal.ts";
 import { type FsHandle, fsOf } from "../fs_port.ts";
 import { collectAll, drain, mkStream, requireBounded, type Source, takeSource } from "./core.ts";
 import {
@@ -52,6 +52,7 @@ import {
   TimeWindow,
 } from "./timing.ts";
 import { liveForks, replayForks } from "./tee.ts";
+import { doc, docOf } from "../docs.ts";
 
 /** The stream receiver (the dispatcher only routes streams here). */
 function recvOf(recv: Value): StreamV {
@@ -272,170 +273,243 @@ function tee(ip: Interp, recv: Value, args: MethodArgs): MaybePromise<Value> {
 
 /** The stream method table. */
 export const STREAM_METHODS: MethodTable = {
-  map: lazy("map", 0, 1, (ip, src, _s, a) => new MapStage(ip, src, a.pos[0]), () => ({
-    label: "value",
-  }), fnCheck("map")),
-  where: lazy(
-    "where",
-    0,
-    1,
-    (ip, src, _s, a) => new WhereStage(ip, src, a.pos[0]),
-    undefined,
-    fnCheck("where"),
+  map: doc(
+    ".map(f) -> stream",
+    "f(x) for each item, lazily",
+    lazy("map", 0, 1, (ip, src, _s, a) => new MapStage(ip, src, a.pos[0]), () => ({
+      label: "value",
+    }), fnCheck("map")),
   ),
-  filter: lazy(
-    "filter",
-    0,
-    1,
-    (ip, src, _s, a) => new WhereStage(ip, src, a.pos[0]),
-    undefined,
-    fnCheck("filter"),
+  where: doc(
+    ".where(pred) -> stream",
+    "only items where pred holds",
+    lazy(
+      "where",
+      0,
+      1,
+      (ip, src, _s, a) => new WhereStage(ip, src, a.pos[0]),
+      undefined,
+      fnCheck("where"),
+    ),
   ),
-  scan: lazy(
-    "scan",
-    2,
-    2,
-    (ip, src, _s, a) => new ScanStage(ip, src, a.pos[0], a.pos[1]),
-    () => ({ label: "value" }),
-    fnCheck("scan", 1),
+  filter: doc(
+    ".filter(pred) -> stream",
+    "same as .where(pred)",
+    lazy(
+      "filter",
+      0,
+      1,
+      (ip, src, _s, a) => new WhereStage(ip, src, a.pos[0]),
+      undefined,
+      fnCheck("filter"),
+    ),
   ),
-  flat_map: lazy(
-    "flat_map",
-    0,
-    1,
-    (ip, src, s, a) => new FlatMapStage(ip, src, a.pos[0], s.bounded, a.span),
-    () => ({ label: "value" }),
-    fnCheck("flat_map"),
+  scan: doc(
+    ".scan(init, f) -> stream",
+    "each running accumulator acc = f(acc, x)",
+    lazy(
+      "scan",
+      2,
+      2,
+      (ip, src, _s, a) => new ScanStage(ip, src, a.pos[0], a.pos[1]),
+      () => ({ label: "value" }),
+      fnCheck("scan", 1),
+    ),
   ),
-  take: lazy(
-    "take",
-    1,
-    1,
-    (_ip, src, _s, a) => new TakeStage(src, countArg("take", a.pos[0], a.span)),
-    () => ({ bounded: true }),
-    countCheck("take"),
+  flat_map: doc(
+    ".flat_map(f) -> stream",
+    "the items of f(x) for each item",
+    lazy(
+      "flat_map",
+      0,
+      1,
+      (ip, src, s, a) => new FlatMapStage(ip, src, a.pos[0], s.bounded, a.span),
+      () => ({ label: "value" }),
+      fnCheck("flat_map"),
+    ),
   ),
-  skip: lazy(
-    "skip",
-    1,
-    1,
-    (_ip, src, _s, a) => new SkipStage(src, countArg("skip", a.pos[0], a.span)),
-    undefined,
-    countCheck("skip"),
+  take: doc(
+    ".take(n: int) -> stream",
+    "the first n items (makes it bounded)",
+    lazy(
+      "take",
+      1,
+      1,
+      (_ip, src, _s, a) => new TakeStage(src, countArg("take", a.pos[0], a.span)),
+      () => ({ bounded: true }),
+      countCheck("take"),
+    ),
   ),
-  take_until: lazy(
-    "take_until",
-    1,
-    1,
-    (ip, src, _s, a) => {
-      const v = a.pos[0];
-      if (v instanceof StreamV) return new TakeUntilStream(src, takeSource(v, a.span));
-      return new TakeUntilPred(ip, src, v);
-    },
-    undefined,
-    (a) => {
-      const v = a.pos[0];
-      if (v instanceof StreamV) {
-        if (v.consumed) takeSource(v, a.span);
-      } else if (v === undefined || !isCallable(v)) {
-        throw fail(
-          v === undefined ? "arg_error" : "type_error",
-          `.take_until expects a predicate or a stream${
-            v === undefined ? "" : `, found ${typeName(v)}`
-          }`,
-          null,
-          a.span,
-        );
-      }
-    },
+  skip: doc(
+    ".skip(n: int) -> stream",
+    "all but the first n items",
+    lazy(
+      "skip",
+      1,
+      1,
+      (_ip, src, _s, a) => new SkipStage(src, countArg("skip", a.pos[0], a.span)),
+      undefined,
+      countCheck("skip"),
+    ),
   ),
-  dedupe: lazy("dedupe", 0, 0, (_ip, src) => new DedupeStage(src)),
-  distinct: lazy("distinct", 0, 0, (_ip, src) => new DistinctStage(src)),
-  enumerate: lazy("enumerate", 0, 0, (_ip, src) => new EnumerateStage(src), () => ({
-    label: "list",
-  })),
-  buffer: lazy("buffer", 1, 1, (_ip, src) => src, undefined, countCheck("buffer")),
-  debounce: lazy(
-    "debounce",
-    1,
-    1,
-    (ip, src, _s, a) => new DebounceStage(clock(ip), src, Number((a.pos[0] as DurationV).ns) / 1e6),
-    undefined,
-    (a) => void durationArg("debounce", a.pos[0], a.span),
+  take_until: doc(
+    ".take_until(pred | stream) -> stream",
+    "items until pred holds / the other stream yields",
+    lazy(
+      "take_until",
+      1,
+      1,
+      (ip, src, _s, a) => {
+        const v = a.pos[0];
+        if (v instanceof StreamV) return new TakeUntilStream(src, takeSource(v, a.span));
+        return new TakeUntilPred(ip, src, v);
+      },
+      undefined,
+      (a) => {
+        const v = a.pos[0];
+        if (v instanceof StreamV) {
+          if (v.consumed) takeSource(v, a.span);
+        } else if (v === undefined || !isCallable(v)) {
+          throw fail(
+            v === undefined ? "arg_error" : "type_error",
+            `.take_until expects a predicate or a stream${
+              v === undefined ? "" : `, found ${typeName(v)}`
+            }`,
+            null,
+            a.span,
+          );
+        }
+      },
+    ),
   ),
-  throttle: lazy(
-    "throttle",
-    1,
-    1,
-    (ip, src, _s, a) => new ThrottleStage(clock(ip), src, (a.pos[0] as DurationV).ns),
-    undefined,
-    (a) => void durationArg("throttle", a.pos[0], a.span),
+  dedupe: doc(
+    ".dedupe() -> stream",
+    "drop adjacent duplicates",
+    lazy("dedupe", 0, 0, (_ip, src) => new DedupeStage(src)),
   ),
-  window: lazy(
-    "window",
-    1,
-    1,
-    (ip, src, _s, a) => {
-      const v = a.pos[0];
-      if (v instanceof DurationV) return new TimeWindow(clock(ip), src, v.ns);
-      return new SlidingWindow(src, countArg("window", v, a.span));
-    },
-    () => ({ label: "list" }),
-    windowCheck,
+  distinct: doc(
+    ".distinct() -> stream",
+    "drop every repeat",
+    lazy("distinct", 0, 0, (_ip, src) => new DistinctStage(src)),
   ),
-  merge: lazy(
-    "merge",
-    1,
-    1,
-    (_ip, src, _s, a) => new MergeStage(src, takeSource(a.pos[0] as StreamV, a.span)),
-    (s, a) => {
-      const o = a.pos[0] as StreamV;
-      return { label: o.label === s.label ? s.label : "value", bounded: s.bounded && o.bounded };
-    },
-    (a) => {
-      const o = streamArg("merge", a);
-      if (o.consumed) takeSource(o, a.span);
-    },
+  enumerate: doc(
+    ".enumerate() -> stream",
+    "[i, x] pairs",
+    lazy("enumerate", 0, 0, (_ip, src) => new EnumerateStage(src), () => ({
+      label: "list",
+    })),
   ),
-  zip: lazy(
-    "zip",
-    1,
-    1,
-    (_ip, src, _s, a) => new ZipStage(src, takeSource(a.pos[0] as StreamV, a.span)),
-    (s, a) => ({ label: "list", bounded: s.bounded || (a.pos[0] as StreamV).bounded }),
-    (a) => {
-      const o = streamArg("zip", a);
-      if (o.consumed) takeSource(o, a.span);
-    },
+  buffer: doc(
+    ".buffer(n: int) -> stream",
+    "the same items (buffered)",
+    lazy("buffer", 1, 1, (_ip, src) => src, undefined, countCheck("buffer")),
+  ),
+  debounce: doc(
+    ".debounce(d: duration) -> stream",
+    "an item only after d of quiet",
+    lazy(
+      "debounce",
+      1,
+      1,
+      (ip, src, _s, a) =>
+        new DebounceStage(clock(ip), src, Number((a.pos[0] as DurationV).ns) / 1e6),
+      undefined,
+      (a) => void durationArg("debounce", a.pos[0], a.span),
+    ),
+  ),
+  throttle: doc(
+    ".throttle(d: duration) -> stream",
+    "at most one item per d",
+    lazy(
+      "throttle",
+      1,
+      1,
+      (ip, src, _s, a) => new ThrottleStage(clock(ip), src, (a.pos[0] as DurationV).ns),
+      undefined,
+      (a) => void durationArg("throttle", a.pos[0], a.span),
+    ),
+  ),
+  window: doc(
+    ".window(n | d) -> stream",
+    "sliding windows of n items (or d of time)",
+    lazy(
+      "window",
+      1,
+      1,
+      (ip, src, _s, a) => {
+        const v = a.pos[0];
+        if (v instanceof DurationV) return new TimeWindow(clock(ip), src, v.ns);
+        return new SlidingWindow(src, countArg("window", v, a.span));
+      },
+      () => ({ label: "list" }),
+      windowCheck,
+    ),
+  ),
+  merge: doc(
+    ".merge(other: stream) -> stream",
+    "items of both as they come",
+    lazy(
+      "merge",
+      1,
+      1,
+      (_ip, src, _s, a) => new MergeStage(src, takeSource(a.pos[0] as StreamV, a.span)),
+      (s, a) => {
+        const o = a.pos[0] as StreamV;
+        return { label: o.label === s.label ? s.label : "value", bounded: s.bounded && o.bounded };
+      },
+      (a) => {
+        const o = streamArg("merge", a);
+        if (o.consumed) takeSource(o, a.span);
+      },
+    ),
+  ),
+  zip: doc(
+    ".zip(other: stream) -> stream",
+    "[a, b] pairs until either ends",
+    lazy(
+      "zip",
+      1,
+      1,
+      (_ip, src, _s, a) => new ZipStage(src, takeSource(a.pos[0] as StreamV, a.span)),
+      (s, a) => ({ label: "list", bounded: s.bounded || (a.pos[0] as StreamV).bounded }),
+      (a) => {
+        const o = streamArg("zip", a);
+        if (o.consumed) takeSource(o, a.span);
+      },
+    ),
   ),
 
   // `.stream()` of a stream is the stream itself.
-  stream(_ip, recv, args) {
+  stream: doc(".stream() -> stream", "the stream itself", (_ip, recv, args) => {
     arity("stream", args, 0, 0);
     const s = recvOf(recv);
     if (s.consumed) takeSource(s, args.span);
     return s;
-  },
+  }),
 
   // ---- sinks -------------------------------------------------------------------------------
 
-  collect(ip, recv, args) {
+  collect: doc(".collect() -> list", "all items (bounded streams only)", (ip, recv, args) => {
     arity("collect", args, 0, 0);
     return then(materialize(ip, recv, args.span), (items) => new ListV(items));
-  },
+  }),
 
-  each(ip, recv, args) {
+  each: doc(".each(f) -> null", "call f on every item", (ip, recv, args) => {
     arity("each", args, 1, 1);
     const f = fnArg("each", args);
     const src = takeSource(recvOf(recv), args.span);
     return then(drain(ip, src, (x) => then(ip.callValue(f, [x]), () => true)), () => null);
-  },
+  }),
 
-  save: lineWriter("save"),
-  append: lineWriter("append"),
-  tee,
+  save: doc(".save(path) -> path", "append each item to a file, one per line", lineWriter("save")),
+  append: doc(
+    ".append(path) -> path",
+    "append each item to a file, one per line",
+    lineWriter("append"),
+  ),
+  tee: doc(".tee(n = 2) -> list<stream>", "n streams that each see every item", tee),
 
-  into(ip, recv, args) {
+  into: doc(".into(channel) -> null", "emit every item on a channel", (ip, recv, args) => {
     arity("into", args, 1, 1);
     const ch = args.pos[0];
     if (!isChannelHandle(ch)) {
@@ -451,22 +525,26 @@ export const STREAM_METHODS: MethodTable = {
     const name = ch.fields.get("channel") as string;
     const src = takeSource(recvOf(recv), args.span);
     return then(drain(ip, src, (x) => emit(ip, name, x)), () => null);
-  },
+  }),
 
-  render(ip, recv, args) {
+  render: doc(".render() -> null", "print items as they arrive", (ip, recv, args) => {
     arity("render", args, 0, 0);
     const ev = ip as Evaluator;
     const src = takeSource(recvOf(recv), args.span);
     return then(drain(ip, src, (x) => then(ev.sink(x), () => true)), () => null);
-  },
+  }),
 
-  first: shortCircuit("first"),
-  find: shortCircuit("find"),
-  any: shortCircuit("any"),
-  all: shortCircuit("all"),
+  first: doc(".first() -> value", "the first item", shortCircuit("first")),
+  find: doc(".find(pred) -> value", "the first item where pred holds", shortCircuit("find")),
+  any: doc(".any(pred) -> bool", "true once pred holds for an item", shortCircuit("any")),
+  all: doc(".all(pred) -> bool", "false once pred fails for an item", shortCircuit("all")),
 };
 
 // Everything else a list can do: collect, then dispatch on the list (language §16).
 for (const name of [...SEQ_METHOD_NAMES, "json"]) {
-  if (!Object.hasOwn(STREAM_METHODS, name)) STREAM_METHODS[name] = viaList(name);
+  if (Object.hasOwn(STREAM_METHODS, name)) continue;
+  const d = docOf(SEQ_METHODS[name] ?? UNIVERSAL_METHODS[name]);
+  STREAM_METHODS[name] = d
+    ? doc(d.sig, `${d.about} (collects first)`, viaList(name))
+    : viaList(name);
 }

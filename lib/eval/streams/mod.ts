@@ -21,6 +21,7 @@ import { SeqSource } from "./stages.ts";
 import { EverySource } from "./timing.ts";
 import { absPath, TailSource, WatchSource } from "./fs_sources.ts";
 import { STREAM_METHODS } from "./methods.ts";
+import { doc } from "../docs.ts";
 
 export * from "./core.ts";
 export { STREAM_METHODS } from "./methods.ts";
@@ -37,17 +38,21 @@ function streamItems(recv: Value): SeqSource | ArraySource {
 }
 
 const COLLECTION_STREAMS: MethodTable = {
-  stream(_ip, recv, args) {
-    arity("stream", args, 0, 0);
-    return mkStream("value", true, streamItems(recv));
-  },
-  tee(_ip, recv, args) {
+  stream: doc(
+    ".stream() -> stream",
+    "a lazy stream of the items (str/bytes: of the lines)",
+    (_ip, recv, args) => {
+      arity("stream", args, 0, 0);
+      return mkStream("value", true, streamItems(recv));
+    },
+  ),
+  tee: doc(".tee(n = 2) -> list<stream>", "n streams replaying the items", (_ip, recv, args) => {
     arity("tee", args, 0, 1);
     const n = args.pos[0] === undefined ? 2 : countArg("tee", args.pos[0], args.span);
     if (n === 0) throw fail("arg_error", "tee count must be positive", null, args.span);
     // Every fork replays the receiver itself (immutable), so nothing is materialized.
     return new ListV(Array.from({ length: n }, () => mkStream("value", true, streamItems(recv))));
-  },
+  }),
 };
 
 for (const t of ["list", "table", "range"] as const) registerMethods(t, COLLECTION_STREAMS, []);
@@ -86,37 +91,58 @@ function pathText(name: string, a: MethodArgs, allowGlob: boolean): string {
   );
 }
 
-registerCallForm("every", (ev, a) => {
-  checkNamed("every", a);
-  if (a.pos.length !== 1) {
-    throw fail("arg_error", `every expects 1 argument, got ${a.pos.length}`, null, a.span);
-  }
-  const d = a.pos[0];
-  if (!(d instanceof DurationV)) {
-    throw fail("type_error", `every expects a duration, found ${typeName(d)}`, null, a.span);
-  }
-  if (d.ns < 0n) {
-    throw fail(
-      "type_error",
-      "every expects a positive interval, found a negative duration",
-      null,
-      a.span,
-    );
-  }
-  if (d.ns === 0n) throw fail("arg_error", "every expects a positive interval", null, a.span);
-  return mkStream("datetime", false, new EverySource(ev.ports.clock, d.ns));
-});
+registerCallForm(
+  "every",
+  doc("every(d: duration) -> stream", "a stream of datetimes, one every d", (ev, a) => {
+    checkNamed("every", a);
+    if (a.pos.length !== 1) {
+      throw fail("arg_error", `every expects 1 argument, got ${a.pos.length}`, null, a.span);
+    }
+    const d = a.pos[0];
+    if (!(d instanceof DurationV)) {
+      throw fail("type_error", `every expects a duration, found ${typeName(d)}`, null, a.span);
+    }
+    if (d.ns < 0n) {
+      throw fail(
+        "type_error",
+        "every expects a positive interval, found a negative duration",
+        null,
+        a.span,
+      );
+    }
+    if (d.ns === 0n) throw fail("arg_error", "every expects a positive interval", null, a.span);
+    return mkStream("datetime", false, new EverySource(ev.ports.clock, d.ns));
+  }),
+);
 
-registerCallForm("watch", (ev, a) => {
-  checkNamed("watch", a, ["recursive"]);
-  const target = absPath(ev.cwd(), pathText("watch", a, true));
-  const recursive = flag("watch", a, "recursive", true);
-  return mkStream("event", false, new WatchSource(ev.ports.clock, ev.ports.fs, target, recursive));
-});
+registerCallForm(
+  "watch",
+  doc(
+    "watch(path | glob, recursive: bool = true) -> stream",
+    "a stream of {path, kind, ts} file events",
+    (ev, a) => {
+      checkNamed("watch", a, ["recursive"]);
+      const target = absPath(ev.cwd(), pathText("watch", a, true));
+      const recursive = flag("watch", a, "recursive", true);
+      return mkStream(
+        "event",
+        false,
+        new WatchSource(ev.ports.clock, ev.ports.fs, target, recursive),
+      );
+    },
+  ),
+);
 
-registerCallForm("tail", (ev, a) => {
-  checkNamed("tail", a, ["from_start"]);
-  const abs = absPath(ev.cwd(), pathText("tail", a, false));
-  const fromStart = flag("tail", a, "from_start", false);
-  return mkStream("str", false, new TailSource(ev.ports.clock, ev.ports.fs, abs, fromStart));
-});
+registerCallForm(
+  "tail",
+  doc(
+    "tail(path, from_start: bool = false) -> stream",
+    "a stream of a growing file's new lines",
+    (ev, a) => {
+      checkNamed("tail", a, ["from_start"]);
+      const abs = absPath(ev.cwd(), pathText("tail", a, false));
+      const fromStart = flag("tail", a, "from_start", false);
+      return mkStream("str", false, new TailSource(ev.ports.clock, ev.ports.fs, abs, fromStart));
+    },
+  ),
+);

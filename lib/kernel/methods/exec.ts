@@ -7,7 +7,16 @@
 
 import { RPC, RpcError } from "../../client/errors.ts";
 import type { Task } from "../tasks.ts";
-import { invalid, optBool, optElide, optString, optUint, reqString, sleep } from "./params.ts";
+import {
+  invalid,
+  optBool,
+  optElide,
+  optString,
+  optUint,
+  reqString,
+  sleep,
+  untilClosed,
+} from "./params.ts";
 import { att, type KernelServices, type Register } from "./types.ts";
 
 /** Tasks that may wait behind a session's running one (D-31: bounded queues). */
@@ -58,13 +67,19 @@ export function addExecMethods(add: Register, k: KernelServices): void {
     a.session.submit(t);
     const handle = { task: t.ref, events: t.channel };
     if (background) return handle;
-    if (timeoutMs !== undefined) {
-      const r = await Promise.race([t.done.then(() => "done" as const), sleep(timeoutMs)]);
-      if (r === "timeout" && !t.finished) {
-        t.keepResult = false;
-        return { ...handle, timed_out: true };
-      }
-    } else await t.done;
+    const waited = timeoutMs === undefined ? t.done : Promise.race([t.done, sleep(timeoutMs)]);
+    await untilClosed(conn, waited);
+    if (!t.finished && conn.closed.aborted) {
+      // Its client left before it was answered: work still queued for nobody is cancelled (a
+      // new exec of the session must not wait behind it); a running one finishes unread.
+      t.keepResult = false;
+      if (t.state === "queued") a.session.cancel(t, "its client disconnected");
+      return handle;
+    }
+    if (!t.finished) {
+      t.keepResult = false;
+      return { ...handle, timed_out: true };
+    }
     return inlineOrThrow(t);
   });
 

@@ -59,7 +59,10 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
         note: "nothing is enforced yet: this kernel has no policy engine or sandbox; " +
           "every effect runs with the kernel's own permissions",
       },
-      cwd: { display: session.facts.cwd },
+      cwd: session.init.cwdNote
+        ? { display: session.facts.cwd, note: session.init.cwdNote }
+        : { display: session.facts.cwd },
+      instance: session.instance,
       env_hash: session.facts.env_hash,
       ast_version: 2,
       caps_enforced: false,
@@ -87,6 +90,7 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
       throw new RpcError(RPC.PARSE_ERROR, e.msg, {
         span: { start: e.span[0], end: e.span[1] },
         hint: e.hint,
+        rewrites: e.rewrites,
       });
     }
   }, false);
