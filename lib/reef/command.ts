@@ -67,16 +67,24 @@ async function viewBindings(
 }
 
 interface ViewMemo {
+  root: string;
   bindings: ViewBinding[];
   bin: string;
+  /** When the view directory was last seen to exist (ms). */
+  seen: number;
 }
 
-/** Views by lock content (the entries map is shared while the lock file is unchanged). */
-const views = new WeakMap<ReadonlyMap<string, LockEntry>, Map<string, ViewMemo>>();
+/**
+ * Views by lock entry (entries are shared while the lock file is unchanged). A view's
+ * existence is re-checked at most every {@link RECHECK_MS}: it only matters to a child's
+ * nested lookups, and only if something deleted the view meanwhile.
+ */
+const views = new WeakMap<LockEntry, ViewMemo>();
+const RECHECK_MS = 1000;
 
 /**
- * The view for a binding: remembered per lock content and binding, and reused while every
- * bound binary still has its digest (one stat each) and the view directory exists.
+ * The view for a binding: remembered per lock entry, and reused while every other bound binary
+ * still has its digest (one stat each) and the view directory exists.
  */
 async function viewFor(
   b: Binding,
@@ -84,22 +92,20 @@ async function viewFor(
   ctx: ReefContext,
   entries: ReadonlyMap<string, LockEntry>,
 ): Promise<string> {
-  const key = b.name + "\0" + b.path + "\0" + b.blake3 + "\0" + (ctx.env.XDG_RUNTIME_DIR ?? "") +
-    "\0" + (ctx.env.TMPDIR ?? "");
-  let m = views.get(entries);
-  const hit = m?.get(key);
+  const root = viewsRoot(ctx.env);
+  const hit = entries.get(b.name) === b.entry ? views.get(b.entry) : undefined;
+  const now = Date.now();
   if (
-    hit !== undefined && // [0] is `b`, verified just now.
+    hit !== undefined && hit.root === root && // [0] is `b`, verified just now.
     hit.bindings.every((v, i) => i === 0 || cachedDigest(v.path) === v.blake3) &&
-    fileIdentity(hit.bin)?.kind === "dir"
+    (now - hit.seen < RECHECK_MS || fileIdentity(hit.bin)?.kind === "dir")
   ) {
+    if (now - hit.seen >= RECHECK_MS) hit.seen = now;
     return hit.bin;
   }
   const bindings = await viewBindings(b, chain, entries);
-  const bin = ensureView(viewsRoot(ctx.env), bindings);
-  if (m === undefined) views.set(entries, m = new Map());
-  if (m.size >= 256) m.clear();
-  m.set(key, { bindings, bin });
+  const bin = ensureView(root, bindings);
+  views.set(b.entry, { root, bindings, bin, seen: now });
   return bin;
 }
 

@@ -111,7 +111,8 @@ interface Memo {
 }
 
 const MEMO_MAX = 256;
-const memo = new Map<string, Memo>();
+/** cwd → user manifest path ("" for none) → the last walk (no per-call key strings). */
+const memo = new Map<string, Map<string, Memo>>();
 
 function build(parts: ManifestRead[]): ScopeChain {
   const scopes: Manifest[] = [];
@@ -135,12 +136,16 @@ function build(parts: ManifestRead[]): ScopeChain {
 export function discoverScopes(cwd: string, env: Readonly<Record<string, string>>): ScopeChain {
   const now = Date.now();
   const user = userManifestPath(env);
-  const key = user === null ? cwd : cwd + "\0" + user;
-  let m = memo.get(key);
-  if (m === undefined) {
+  let byUser = memo.get(cwd);
+  if (byUser === undefined) {
     if (memo.size >= MEMO_MAX) memo.clear();
+    memo.set(cwd, byUser = new Map());
+  }
+  let m = byUser.get(user ?? "");
+  if (m === undefined) {
+    if (byUser.size >= 8) byUser.clear();
     m = { dirs: ancestors(cwd), user, parts: [], chain: null };
-    memo.set(key, m);
+    byUser.set(user ?? "", m);
   }
   // Compare with the last walk as we go; allocate only when something changed.
   const prev = m.parts;

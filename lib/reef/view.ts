@@ -25,12 +25,21 @@ export interface ViewBinding {
   blake3: string;
 }
 
+let lastRoot: { run: string | undefined; tmp: string | undefined; root: string } | null = null;
+
 /** The directory views live in for a session environment. */
 export function viewsRoot(env: Readonly<Record<string, string>>): string {
   const run = env.XDG_RUNTIME_DIR;
-  if (run !== undefined && run.startsWith("/")) return join(run, "shoal", "views");
-  const tmp = env.TMPDIR !== undefined && env.TMPDIR.startsWith("/") ? env.TMPDIR : "/tmp";
-  return join(tmp, `shoal-views-${Deno.uid() ?? 0}`);
+  const tmpdir = env.TMPDIR;
+  if (lastRoot !== null && lastRoot.run === run && lastRoot.tmp === tmpdir) return lastRoot.root;
+  let root: string;
+  if (run !== undefined && run.startsWith("/")) root = join(run, "shoal", "views");
+  else {
+    const tmp = tmpdir !== undefined && tmpdir.startsWith("/") ? tmpdir : "/tmp";
+    root = join(tmp, `shoal-views-${Deno.uid() ?? 0}`);
+  }
+  lastRoot = { run, tmp: tmpdir, root };
+  return root;
 }
 
 /** Names a symlink can carry (a bare command head). */
