@@ -1,219 +1,183 @@
 /**
- * `shoal` — the command line.
+ * `shoal` — the command line (subsystems §10).
  *
  * ```
- * shoal -c SRC            evaluate SRC, print the final value
- * shoal FILE [ARGS…]      run a script (`args` and `script` are bound)
- * shoal                   interactive line REPL when stdin is a terminal
- * shoal SUBCOMMAND …      see SUBCOMMANDS (kernel, mcp, … are added by their owners)
+ * shoal                     the REPL when stdin is a terminal, else run stdin as a script
+ * shoal [--] FILE [ARGS…]   run a script (`args` and `script` are bound)
+ * shoal -c|--command SRC    evaluate SRC, print the final value
+ * shoal SUBCOMMAND …        see `shoal --help`
  * ```
  *
- * Errors print `error[code]: msg`, the source line with a caret under the span and
- * `hint: …`, and exit with status 1; `exit n` exits with n.
+ * Exit statuses: 0 ok; an uncaught `cmd_failed` → the child's status (1–255); another runtime
+ * error → 1; a parse error or bad usage → 2; `exit N` → N.
  *
  * @module
  */
 
-import { resolve } from "node:path";
-import { ParseError } from "./lib/syntax/errors.ts";
-import type { Span } from "./lib/syntax/ast.ts";
-import { displayTop, renderBlock } from "./lib/value/render.ts";
-import { ListV, OutcomeV, PathV, type Value } from "./lib/value/types.ts";
-import { Evaluator, toErrorValue } from "./lib/eval/mod.ts";
+import denoJson from "./deno.json" with { type: "json" };
 import { closeInheritedFds } from "./lib/exec/mod.ts";
-import { defaultStateDir } from "./lib/client/discovery.ts";
+import { nearest } from "./lib/eval/errors.ts";
+
+export { formatDiagnostic } from "./lib/shell/diagnostic.ts";
 
 /** A subcommand: receives the arguments after its name, returns the exit status. */
 export type Subcommand = (args: string[]) => Promise<number>;
 
 /**
  * Subcommands by name. Each owner adds one entry that imports its module lazily, so the plain
- * `shoal -c` path loads nothing it does not use.
+ * `shoal -c` path loads nothing it does not use (and one line in {@link SUBCOMMAND_HELP}).
  */
 export const SUBCOMMANDS: Map<string, Subcommand> = new Map();
 
+/** One line per subcommand for `shoal --help` (and its usage for `shoal help NAME`). */
+export const SUBCOMMAND_HELP: Map<string, string> = new Map();
+
 SUBCOMMANDS.set("kernel", async (args) => (await import("./lib/kernel/cli.ts")).kernelMain(args));
+SUBCOMMAND_HELP.set("kernel", "serve sessions over JSON-RPC on a Unix socket");
 // A kernel's session process (issue 16): spoken to over stdin/stdout by its kernel only.
+// (Names starting with `__` are internal: not listed by --help.)
 SUBCOMMANDS.set(
   "__session",
   async () => (await import("./lib/kernel/session_worker.ts")).serveSession(),
 );
 SUBCOMMANDS.set("mcp", async (args) => (await import("./lib/mcp/mod.ts")).mcpMain(args));
+SUBCOMMAND_HELP.set("mcp", "the MCP facade on stdio (same as shoal-mcp)");
 // Journal, retention and undo over the state directory (issue 7).
 SUBCOMMANDS.set(
   "journal",
   async (args) => (await import("./lib/kernel/journal_cli.ts")).journalMain(args),
 );
+SUBCOMMAND_HELP.set("journal", "list or show what ran (the journal in the state directory)");
 SUBCOMMANDS.set(
   "gc",
   async (args) => (await import("./lib/kernel/journal_cli.ts")).gcCliMain(args),
 );
+SUBCOMMAND_HELP.set("gc", "delete old journal rows and unreferenced blobs (dry run by default)");
+// Leash (issue 15): bearer tokens, and the person's side of plan approval.
+SUBCOMMANDS.set(
+  "token",
+  async (args) => (await import("./lib/kernel/token_cli.ts")).tokenMain(args),
+);
+SUBCOMMANDS.set("plan", async (args) => (await import("./lib/kernel/plan_cli.ts")).planMain(args));
+SUBCOMMAND_HELP.set("token", "create, list or revoke bearer tokens for agents (Leash)");
+SUBCOMMAND_HELP.set("plan", "list, show, approve or decline plans waiting for you (Leash)");
 SUBCOMMANDS.set(
   "undo",
   async (args) => (await import("./lib/kernel/journal_cli.ts")).undoCliMain(args),
 );
+SUBCOMMAND_HELP.set("undo", "reverse the file changes of one journal entry");
+// The human shell (issue 14).
+SUBCOMMANDS.set("attach", async (args) => (await import("./lib/shell/attach.ts")).attachMain(args));
+SUBCOMMAND_HELP.set("attach", "open the REPL on a kernel session an agent is using");
+SUBCOMMANDS.set("doctor", async (args) => (await import("./lib/shell/doctor.ts")).doctorMain(args));
+SUBCOMMAND_HELP.set("doctor", "report what works on this host (FFI, sandbox, state dir, kernel)");
+SUBCOMMANDS.set(
+  "config",
+  async (args) => (await import("./lib/shell/config_cli.ts")).configMain(args),
+);
+SUBCOMMAND_HELP.set("config", "show the resolved shoal.toml configuration and its layers");
+SUBCOMMANDS.set("help", (args) => Promise.resolve(helpMain(args)));
+SUBCOMMAND_HELP.set("help", "show this help, or a subcommand's (`shoal help journal`)");
 
-const enc = new TextEncoder();
+/** The program's version (deno.json). */
+export const VERSION: string = denoJson.version;
 
-function write(fd: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): void {
-  for (let off = 0; off < bytes.length;) off += fd.writeSync(bytes.subarray(off));
+function usage(): string {
+  const names = [...SUBCOMMANDS.keys()].filter((n) => !n.startsWith("__")).sort();
+  const w = Math.max(...names.map((n) => n.length));
+  return [
+    `shoal ${VERSION} — a structured shell for humans and AI agents`,
+    "",
+    "usage:",
+    "  shoal                       the REPL (at a terminal), else run stdin as a script",
+    "  shoal [--] FILE [ARGS…]     run a script; `args` holds ARGS",
+    "  shoal -c, --command SRC [ARGS…]  evaluate SRC and print its value",
+    "  shoal SUBCOMMAND [ARGS…]    (`shoal SUBCOMMAND --help` for its options)",
+    "  shoal -h, --help | -V, --version",
+    "",
+    "subcommands:",
+    ...names.map((n) => `  ${n.padEnd(w)}  ${SUBCOMMAND_HELP.get(n) ?? ""}`),
+    "",
+    "exit status: 0 ok, the failed command's status for an uncaught cmd_failed, 1 other",
+    "errors, 2 parse errors and bad usage, N for `exit N`.",
+  ].join("\n");
 }
 
-/** The CLI statement sink: outcomes print their stdout bytes, other values `display_top`. */
-function stdoutSink(v: Value): void {
-  if (v instanceof OutcomeV) write(Deno.stdout, v.stdout);
-  else write(Deno.stdout, enc.encode(displayTop(v) + "\n"));
-}
-
-/** Line/column (1-based, columns in characters) of a UTF-8 byte offset. */
-function locate(src: string, byteOff: number): { line: number; col: number; text: string } {
-  const bytes = enc.encode(src);
-  const before = new TextDecoder().decode(bytes.subarray(0, Math.min(byteOff, bytes.length)));
-  const lines = before.split("\n");
-  const line = lines.length;
-  const col = Array.from(lines[lines.length - 1]).length + 1;
-  const text = src.split("\n")[line - 1] ?? "";
-  return { line, col, text };
-}
-
-/** `error[code]: msg`, the source line with a caret under the span, and the hint. */
-export function formatDiagnostic(
-  code: string,
-  msg: string,
-  hint: string | null | undefined,
-  span: Span | null | undefined,
-  src: string,
-  file: string,
-): string {
-  let out = `error[${code}]: ${msg}\n`;
-  if (span) {
-    const at = locate(src, span[0]);
-    const end = locate(src, Math.max(span[0], span[1]));
-    const width = end.line === at.line ? Math.max(1, end.col - at.col) : 1;
-    const gutter = String(at.line).length;
-    out += `${" ".repeat(gutter)}--> ${file}:${at.line}:${at.col}\n`;
-    out += `${at.line} | ${at.text}\n`;
-    out += `${" ".repeat(gutter)} | ${" ".repeat(at.col - 1)}${"^".repeat(width)}\n`;
-  }
-  if (hint) out += `hint: ${hint}\n`;
-  return out;
-}
-
-/** Evaluate `src` in `ev`, print the final value, return the exit status. */
-async function runSource(ev: Evaluator, src: string, file: string): Promise<number> {
-  try {
-    const v = await ev.evalSource(src);
-    if (ev.pendingExit !== null) return ev.pendingExit;
-    if (v instanceof OutcomeV) write(Deno.stdout, v.stdout);
-    else if (v !== null) write(Deno.stdout, enc.encode(renderBlock(v) + "\n"));
+/** `shoal help [SUBCOMMAND]`. */
+function helpMain(args: string[]): number | Promise<number> {
+  if (args.length === 0 || args[0] === "-h" || args[0] === "--help") {
+    console.log(usage());
     return 0;
-  } catch (e) {
-    if (e instanceof ParseError) {
-      write(Deno.stderr, enc.encode(formatDiagnostic("parse", e.msg, e.hint, e.span, src, file)));
-      return 2;
-    }
-    const err = toErrorValue(e);
-    write(
-      Deno.stderr,
-      enc.encode(formatDiagnostic(err.code, err.msg, err.hint, err.span, src, file)),
-    );
-    if (err.code === "internal" && e instanceof Error && e.stack) {
-      write(Deno.stderr, enc.encode(e.stack + "\n"));
-    }
-    return 1;
   }
+  const sub = SUBCOMMANDS.get(args[0]);
+  if (sub === undefined || args[0] === "help") {
+    console.error(`shoal help: no subcommand ${JSON.stringify(args[0])}\n\n${usage()}`);
+    return 2;
+  }
+  return sub(["--help"]);
 }
 
-/** True when `src` fails to parse only because it ends too early (an open block or string). */
-function incomplete(ev: Evaluator, src: string): boolean {
-  try {
-    ev.parse(src);
-    return false;
-  } catch (e) {
-    return e instanceof ParseError &&
-      (/found Eof/.test(e.msg) || (/^unterminated/.test(e.msg) && !/newline/.test(e.msg)));
-  }
+/** Evaluate a script file, `-c` source or stdin: see lib/shell/batch.ts. */
+async function batch(
+  src: { text: string; file: string; args: string[]; script?: string },
+): Promise<number> {
+  return (await import("./lib/shell/batch.ts")).runBatch(src);
 }
-
-async function repl(): Promise<number> {
-  const ev = new Evaluator({
-    repl: true,
-    ports: { sink: stdoutSink },
-    stateDir: defaultStateDir(),
-  });
-  const decoder = new TextDecoder();
-  const buf = new Uint8Array(64 * 1024);
-  let pending = "";
-  let entry = "";
-  write(Deno.stdout, enc.encode("shoal> "));
-  for (;;) {
-    const n = await Deno.stdin.read(buf);
-    if (n === null) break;
-    pending += decoder.decode(buf.subarray(0, n), { stream: true });
-    let nl;
-    while ((nl = pending.indexOf("\n")) >= 0) {
-      entry += (entry ? "\n" : "") + pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      // An open `{`, `(` or string continues on the next line.
-      if (entry.trim() !== "" && incomplete(ev, entry)) {
-        write(Deno.stdout, enc.encode("  ...> "));
-        continue;
-      }
-      if (entry.trim() !== "") {
-        await runSource(ev, entry, "<repl>");
-        if (ev.pendingExit !== null) return ev.pendingExit;
-      }
-      entry = "";
-      write(Deno.stdout, enc.encode("shoal> "));
-    }
-  }
-  write(Deno.stdout, enc.encode("\n"));
-  return 0;
-}
-
-const USAGE = `usage: shoal -c SRC | shoal FILE [ARGS…] | shoal SUBCOMMAND …`;
 
 /** The CLI entry point; returns the exit status. */
 export async function main(argv: string[]): Promise<number> {
   closeInheritedFds();
   const [first, ...rest] = argv;
   if (first === undefined) {
-    if (Deno.stdin.isTerminal()) return await repl();
-    const src = new TextDecoder().decode(await new Response(Deno.stdin.readable).arrayBuffer());
-    return await runSource(
-      new Evaluator({ ports: { sink: stdoutSink }, stateDir: defaultStateDir() }),
-      src,
-      "<stdin>",
-    );
+    if (Deno.stdin.isTerminal()) return (await import("./lib/shell/repl.ts")).replMain({});
+    const text = new TextDecoder().decode(await new Response(Deno.stdin.readable).arrayBuffer());
+    return await batch({ text, file: "<stdin>", args: [] });
   }
-  if (first === "-h" || first === "--help") {
-    console.log(USAGE);
-    return 0;
-  }
-  if (first === "-c") {
-    if (rest[0] === undefined) {
-      console.error(USAGE);
-      return 2;
-    }
-    return await runSource(
-      new Evaluator({ ports: { sink: stdoutSink }, stateDir: defaultStateDir() }),
-      rest[0],
-      "<-c>",
-    );
+  switch (first) {
+    case "-h":
+    case "--help":
+      console.log(usage());
+      return 0;
+    case "-V":
+    case "--version":
+      console.log(`shoal ${VERSION}`);
+      return 0;
+    case "-c":
+    case "--command":
+      if (rest[0] === undefined) {
+        console.error(`shoal: ${first} needs the source to run\n\n${usage()}`);
+        return 2;
+      }
+      return await batch({ text: rest[0], file: "<-c>", args: rest.slice(1) });
+    case "--":
+      if (rest[0] === undefined) {
+        console.error(`shoal: -- needs a script file\n\n${usage()}`);
+        return 2;
+      }
+      return await script(rest[0], rest.slice(1));
   }
   const sub = SUBCOMMANDS.get(first);
   if (sub !== undefined) return await sub(rest);
-  let src: string;
-  try {
-    src = await Deno.readTextFile(first);
-  } catch (e) {
-    console.error(`shoal: cannot read ${first}: ${(e as Error).message}`);
+  if (first.startsWith("-")) {
+    console.error(`shoal: unknown option ${JSON.stringify(first)}\n\n${usage()}`);
     return 2;
   }
-  const ev = new Evaluator({ ports: { sink: stdoutSink }, stateDir: defaultStateDir() });
-  ev.root.declare("args", new ListV(rest));
-  ev.root.declare("script", new PathV(resolve(first)));
-  return await runSource(ev, src, first);
+  return await script(first, rest);
+}
+
+async function script(file: string, args: string[]): Promise<number> {
+  let text: string;
+  try {
+    text = await Deno.readTextFile(file);
+  } catch (e) {
+    const sub = e instanceof Deno.errors.NotFound && !file.includes("/")
+      ? nearest(file, SUBCOMMANDS.keys())
+      : null;
+    const near = sub === null ? "" : ` (did you mean the subcommand \`${sub}\`?)`;
+    console.error(`shoal: cannot read ${file}: ${(e as Error).message}${near}`);
+    return 2;
+  }
+  return await batch({ text, file, args, script: file });
 }
 
 if (import.meta.main) Deno.exit(await main(Deno.args));

@@ -9,14 +9,29 @@ export const TEXT_CAP = 65536;
 /** Room kept for the truncation marker. */
 const MARKER_ROOM = 96;
 
-// CSI (ESC [ … final), OSC (ESC ] … BEL/ST), other two-byte escapes, and 8-bit CSI.
+// CSI (ESC [ … final), OSC (ESC ] … BEL/ST), DCS/SOS/PM/APC strings (ESC P|X|^|_ … ST),
+// nF escapes (ESC, intermediates, final: `ESC ( B`), other two-byte escapes (`ESC 7`, `ESC M`,
+// `ESC =`), and 8-bit CSI.
 const ANSI =
   // deno-lint-ignore no-control-regex
-  /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x9b[0-?]*[ -\/]*[@-~]/g;
+  /\x1b\[[0-?]*[ -\/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[PX^_][^\x1b]*\x1b\\|\x1b[ -\/]+[0-~]|\x1b[0-OQ-WYZ\\`-~]|\x9b[0-?]*[ -\/]*[@-~]/g;
 
 /** Remove ANSI/CSI/OSC escape sequences. */
 export function stripAnsi(text: string): string {
   return text.includes("\x1b") || text.includes("\x9b") ? text.replace(ANSI, "") : text;
+}
+
+/**
+ * Where an escape sequence that `text` ends in the middle of begins (-1 when it ends outside
+ * one): a stream stripper keeps that tail for the next chunk.
+ */
+export function incompleteEscapeAt(text: string): number {
+  const at = text.lastIndexOf("\x1b");
+  if (at < 0) return -1;
+  ANSI.lastIndex = at;
+  const m = ANSI.exec(text);
+  ANSI.lastIndex = 0;
+  return m !== null && m.index === at ? -1 : at;
 }
 
 const enc = new TextEncoder();

@@ -27,10 +27,15 @@ export interface AttachResult {
     enforced: boolean;
     tier: string | null;
     available_tier: string | null;
-    policy_principal: string;
+    /** The principal whose policy section applies (null: none — everything is denied). */
+    policy_principal: string | null;
     profile: string;
     token_caps: string[];
     opaque: "allow" | "deny" | "approval_required";
+    /** May approve other principals' plans (additive). */
+    approver?: boolean;
+    /** Where the policy comes from: the policy file, the built-in rule, or none (additive). */
+    policy?: "file" | "builtin" | "none";
     note?: string;
   };
   /** `note`: why the session started somewhere else than asked (its directory is gone). */

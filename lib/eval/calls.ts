@@ -57,6 +57,8 @@ export interface FnDef {
   defaults: (CE | null)[];
   rest: RestParam | undefined;
   body: CS;
+  /** The body's AST (Leash derives a call's effects from it). */
+  ast: Expr;
   span: Span;
 }
 
@@ -110,6 +112,7 @@ function compileDef(
     defaults: params.map((p) => (p.default === undefined ? null : compileExpr(ev, p.default))),
     rest,
     body: compiledBody,
+    ast: body,
     span,
   };
 }

@@ -226,7 +226,7 @@ export function runCmd(
         if (b.flags !== undefined) {
           const r = at(cmd.span, () => readFlags(head, b.flags!, collected.items, cmd.span));
           // A GNU flag the builtin lacks: the external program of that name does the work.
-          if (r.k === "external") return runExternal(ev, full, [], sc);
+          if (r.k === "external") return runExternal(ev, full, [], sc, stmtPos);
           if (r.k === "help") return builtinOutcome(head, helpText(head), cmd.span);
           a = { ...collected, pos: r.pos, flags: r.flags };
         }
@@ -244,7 +244,7 @@ export function runCmd(
   } else if (head.endsWith(".shl") || ev.hooks.runsAsScript?.(ev, head)) {
     return ev.runScriptCommand(cmd, sc);
   }
-  return runExternal(ev, cmd, extra, sc);
+  return runExternal(ev, cmd, extra, sc, stmtPos);
 }
 
 /** Apply `>`/`>>` to a structured builtin's value: write its bytes, yield null (§9.4). */
@@ -287,7 +287,7 @@ function runAlias(
   call: CmdExpr,
   extra: CmdArg[],
   sc: Scope,
-  _stmtPos: boolean,
+  stmtPos: boolean,
 ): MaybePromise<Value> {
   const stored = alias.cmd;
   const merged: CmdExpr = {
@@ -297,7 +297,8 @@ function runAlias(
     background: stored.background || call.background,
     span: call.span,
   };
-  return runCmd(ev, merged, sc, [...call.args, ...extra], false);
+  // Statement position carries over: an alias at a prompt runs in the foreground too.
+  return runCmd(ev, merged, sc, [...call.args, ...extra], stmtPos);
 }
 
 /** Words for alias arguments given in expression form (§7.5 step 4, §8.4). */
@@ -336,14 +337,38 @@ export function callAlias(
   return runCmd(ev, { ...alias.cmd, span: s }, sc, valuesToWords(pos, named, s), false);
 }
 
-/** The session env plus this spawn's prefix assignments. */
-function spawnEnv(ev: Evaluator, cmd: CmdExpr | null): Record<string, string> {
+/** The session env plus this spawn's own assignments (`FOO=1 cmd`, `pty.open` env). */
+function spawnEnv(ev: Evaluator, extra: Iterable<[string, string]>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of ev.env()) env[k] = v;
   // Like a shell, children see the session cwd as $PWD (it follows cd and `with cwd:`).
   env.PWD = ev.cwd();
-  if (cmd) { for (const p of cmd.env) env[p.name] = p.value; }
+  for (const [k, v] of extra) env[k] = v;
   return env;
+}
+
+/**
+ * What a spawn of this session starts — the one decision every spawn goes through (captured
+ * commands and PTYs alike): the environment (the session's, `$PWD`, then `extraEnv`) and
+ * argv with the head resolved by Reef (lib/eval/resolve_head.ts: a constrained head becomes
+ * its locked, hash-verified binary and its child's PATH gets the view; an ambient head keeps
+ * its name and lib/exec finds it on the same PATH). `blake3` is the verified digest of a
+ * Reef-resolved binary (a spawn gate can pin it without reading the file again), else null.
+ * May raise Reef's language errors. The spawn gate (D-38) belongs here too.
+ */
+export async function resolveSpawn(
+  ev: Evaluator,
+  argv: ArgvItem[],
+  extraEnv: Iterable<[string, string]>,
+  span: Span,
+): Promise<{ argv: ArgvItem[]; env: Record<string, string>; blake3: string | null }> {
+  const env = spawnEnv(ev, extraEnv);
+  const head = argv[0];
+  if (typeof head !== "string") return { argv, env, blake3: null };
+  const to = await resolveHead(ev, head, env, span);
+  if (to.via === "reef") argv = [to.path!, ...argv.slice(1)];
+  if (to.childPath !== undefined) env.PATH = to.childPath;
+  return { argv, env, blake3: to.blake3 };
 }
 
 /** Spawn through the process port and build the outcome (§9.2). */
@@ -354,22 +379,23 @@ export async function spawnOutcome(
   cmd: CmdExpr | null,
   sc: Scope,
   span: Span,
+  foreground = false,
 ): Promise<OutcomeV> {
   const head = typeof argv[0] === "string" ? argv[0] : new TextDecoder().decode(argv[0]);
   const display = argv.map((a) => (typeof a === "string" ? a : new TextDecoder().decode(a)))
     .join(" ");
   let r;
   try {
-    const env = spawnEnv(ev, cmd);
-    if (typeof argv[0] === "string") {
-      // Reef scopes and locks, else PATH: the same resolution `which` reports (issue 18).
-      // An ambient head keeps its name (the process layer finds it on the same PATH).
-      const to = await resolveHead(ev, head, env, span);
-      if (to.via === "reef") argv = [to.path!, ...argv.slice(1)];
-      if (to.childPath !== undefined) env.PATH = to.childPath;
-    }
+    const prefix = (cmd?.env ?? []).map((p): [string, string] => [p.name, p.value]);
+    let env: Record<string, string>;
+    ({ argv, env } = await resolveSpawn(ev, argv, prefix, span));
+    // A statement-position command with no redirect runs in the host's foreground, if it
+    // has one (the REPL / CLI at a person's terminal; issue 14).
+    const fg = foreground && opts.stdin === undefined && opts.stdout === undefined
+      ? ev.ports.process.foreground
+      : undefined;
     r = await ev.withCancelSignal((signal) =>
-      ev.ports.process.capture({
+      (fg ?? ev.ports.process.capture)({
         argv,
         cwd: ev.cwd(),
         env,
@@ -421,6 +447,7 @@ function runExternal(
   cmd: CmdExpr,
   extra: CmdArg[],
   sc: Scope,
+  stmtPos: boolean,
 ): MaybePromise<Value> {
   const args = extra.length ? [...cmd.args, ...extra] : cmd.args;
   const head = cmd.headKind === "path" ? expandTilde(ev, cmd.head) : cmd.head;
@@ -433,7 +460,7 @@ function runExternal(
       else opts.stdout = { path, append: r.op === ">>" };
     }
     const argv0 = cmd.headKind === "path" && !isAbsolute(head) ? resolve(ev.cwd(), head) : head;
-    return spawnOutcome(ev, [argv0, ...rest], opts, cmd, sc, cmd.span);
+    return spawnOutcome(ev, [argv0, ...rest], opts, cmd, sc, cmd.span, stmtPos);
   });
 }
 
@@ -470,6 +497,7 @@ export function runLangBlock(
   e: LangBlockExpr,
   sc: Scope,
   stdin: Uint8Array | null,
+  stmtPos = false,
 ): Promise<OutcomeV> {
   const argv = langArgv(e.lang, e.src);
   let input: StdinSpec | undefined = stdin ?? undefined;
@@ -484,14 +512,22 @@ export function runLangBlock(
     }
     input = new TextEncoder().encode(e.src);
   }
-  return spawnOutcome(ev, argv ?? [e.lang], { stdin: input }, null, sc, e.span);
+  return spawnOutcome(
+    ev,
+    argv ?? [e.lang],
+    input === undefined ? {} : { stdin: input },
+    null,
+    sc,
+    e.span,
+    stmtPos && argv !== null,
+  );
 }
 
 /** Compile an interpreter block. */
 export function compileLangBlock(ev: Evaluator, e: LangBlockExpr, stmtPos: boolean): CE {
   const span = e.span;
   if (!stmtPos) return (sc) => runLangBlock(ev, e, sc, null);
-  return (sc) => runLangBlock(ev, e, sc, null).then((v) => failIfNotOk(v, span));
+  return (sc) => runLangBlock(ev, e, sc, null, true).then((v) => failIfNotOk(v, span));
 }
 
 /**

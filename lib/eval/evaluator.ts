@@ -62,6 +62,11 @@ export interface EvalHooks {
   injectUserEvent?: (ev: Evaluator, channel: string, payload: Value) => void;
   /** Close the language channel bus (channels module). */
   closeChannels?: (ev: Evaluator) => void;
+  /**
+   * A policy host's check of a program a nested evaluator is about to run from a file
+   * (`.shl` script, `use`, `source` — Leash, protocol D-12): throws a language error to refuse.
+   */
+  gateProgram?: (ev: Evaluator, program: Program, what: string, span: Span | null) => void;
 }
 
 const HOOKS: EvalHooks = {};
@@ -85,6 +90,8 @@ export interface EvaluatorOptions {
   repl?: boolean;
   /** `with reef:` layers in force (a child evaluator inherits its parent's), innermost last. */
   reef?: RecordV[];
+  /** The resolved configuration the `config` namespace shows (§13.2; hosts inject it). */
+  config?: RecordV | null;
   /**
    * The host's state directory (kernel `--state-dir`, the CLI's default): `rm`'s trash lives
    * in `<stateDir>/trash`, surviving reboots. Null or absent: a private temp directory.
@@ -150,6 +157,8 @@ export class Evaluator implements Interp {
    */
   onUserEmit: ((channel: string, payload: Value) => void) | null = null;
   repl: boolean;
+  /** The injected configuration snapshot (`config.get/all`), or null. */
+  configSnapshot: RecordV | null;
   /** The host's state directory (see `EvaluatorOptions.stateDir`), or null. */
   readonly stateDir: string | null;
   private cwdPath: string;
@@ -168,6 +177,7 @@ export class Evaluator implements Interp {
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
     if (opts.reef) this.reefOverrides.push(...opts.reef);
+    this.configSnapshot = opts.config ?? null;
     this.stateDir = opts.stateDir ?? null;
     this.root = new Scope(null);
     if (this.repl) {
@@ -178,6 +188,11 @@ export class Evaluator implements Interp {
   }
 
   // ---- Interp ----------------------------------------------------------------------------
+
+  /** The configuration snapshot the host injected (`config` namespace). */
+  config(): RecordV | null {
+    return this.configSnapshot;
+  }
 
   /** The session cwd (absolute). */
   cwd(): string {
@@ -257,6 +272,7 @@ export class Evaluator implements Interp {
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
       reef: [...this.reefOverrides],
+      config: this.configSnapshot,
       stateDir: this.stateDir,
     };
   }
@@ -498,6 +514,11 @@ export class Evaluator implements Interp {
       throw fail("custom", "`use` is not available in this evaluator", null, span);
     }
     return this.hooks.useModule(this, target, sc, span);
+  }
+
+  /** Let the host's policy check a program read from a file before it runs (see EvalHooks). */
+  gateProgram(program: Program, what: string, span: Span | null): void {
+    this.hooks.gateProgram?.(this, program, what, span);
   }
 
   /** A command head ending in `.shl` (§9.8). */

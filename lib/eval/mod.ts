@@ -30,6 +30,7 @@ import "./builtins/scripts.ts";
 import "./builtins/journal.ts"; // journal/history/undo heads (issue 7)
 import "./builtins/reef.ts"; // which and reef (issue 18)
 import "./builtins/open.ts"; // open PATH: a file as its structured value (issue 13)
+import "./builtins/interact.ts"; // `interact cmd…`: the host's foreground (issue 17)
 
 export {
   type EvalHooks,
@@ -47,6 +48,7 @@ export {
   registerCallForm,
 } from "./builtins/registry.ts";
 export { registerMethods } from "./dispatch.ts";
+export { resolveSpawn } from "./commands.ts";
 export { defaultPorts, denoFs, type FsPort, nullSink, type Ports, systemClock } from "./ports.ts";
 export { isStackOverflow, toErrorValue } from "./errors.ts";
 export { isPromise, type MaybePromise } from "./maybe.ts";

@@ -48,6 +48,13 @@ export interface ClockPort {
  */
 export interface ProcessPort {
   capture(opts: CaptureOptions): Promise<CaptureResult>;
+  /**
+   * Run a statement-position external in the foreground (subsystems §5A, issue 14): its output
+   * reaches the person as it is produced (a PTY at a terminal, else pass-through pipes) while a
+   * bounded tee still fills the result. Only hosts with a person in front (the `shoal` CLI and
+   * REPL) provide it; without it every command is captured.
+   */
+  foreground?(opts: CaptureOptions): Promise<CaptureResult>;
 }
 
 /** All ports. */

@@ -189,7 +189,8 @@ function startCommand(prep: Prepared, stdio: StdioModes, cgroup: Cgroup | null):
   };
 }
 
-function spawnError(prep: Prepared, e: unknown): ExecError {
+/** The {@link ExecError} for a failed start of `prep` (a missing cwd, `#!` interpreter…). */
+export function spawnError(prep: Prepared, e: unknown): ExecError {
   if (e instanceof ExecError) return e;
   const os = osMessageOf(e);
   const name = prep.displayArgv[0];

@@ -1,6 +1,7 @@
 /**
  * The glibc functions the direct spawn path needs (posix_spawn with POSIX_SPAWN_SETPGROUP
- * or POSIX_SPAWN_SETSID, pipes, epoll, pidfds, statx), loaded once through FFI — or null
+ * or POSIX_SPAWN_SETSID, pipes, pseudo-terminals, epoll, pidfds, statx), loaded once through
+ * FFI — or null
  * when this host cannot use them: not Linux/glibc, no `--allow-ffi`, glibc < 2.29 (no
  * `addchdir_np`), glibc < 2.26 (no POSIX_SPAWN_SETSID) or a kernel without `pidfd_open`
  * (< 5.3).
@@ -38,6 +39,13 @@ const SYMBOLS = {
   sigemptyset: { parameters: ["buffer"], result: "i32" },
   sigfillset: { parameters: ["buffer"], result: "i32" },
   pipe2: { parameters: ["buffer", "i32"], result: "i32" },
+  // Pseudo-terminals (pty.ts).
+  posix_openpt: { parameters: ["i32"], result: "i32" },
+  grantpt: { parameters: ["i32"], result: "i32" },
+  unlockpt: { parameters: ["i32"], result: "i32" },
+  ptsname_r: { parameters: ["i32", "buffer", "usize"], result: "i32" },
+  // Variadic like fcntl; a pointer third argument is fine on x86_64/aarch64.
+  ioctl: { parameters: ["i32", "u64", "buffer"], result: "i32" },
   fcntl: { parameters: ["i32", "i32", "i64"], result: "i32" },
   read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
   write: { parameters: ["i32", "buffer", "usize"], result: "isize" },
@@ -68,8 +76,12 @@ export type Libc = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
 export const O_CLOEXEC = 0x80000;
 /** `O_NONBLOCK` (also `EFD_NONBLOCK`). */
 export const O_NONBLOCK = 0x800;
+/** `O_RDWR`. */
+export const O_RDWR = 0x2;
+/** `O_NOCTTY`: opening a terminal does not make it our controlling terminal. */
+export const O_NOCTTY = 0x100;
 /** errno values we act on. */
-export const EINTR = 4, ENOEXEC = 8, EAGAIN = 11, ENOENT = 2, EACCES = 13, EPERM = 1;
+export const EINTR = 4, ENOEXEC = 8, EAGAIN = 11, ENOENT = 2, EACCES = 13, EPERM = 1, EIO = 5;
 /** `SYS_pidfd_open` (the same number on every architecture). */
 export const SYS_PIDFD_OPEN = 434n;
 /** Every child: `POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK`. */

@@ -3,7 +3,8 @@
  *
  * It takes plain data (argv, an absolute cwd, a complete env) and returns plain data
  * (status/signal, capped output bytes, spill info). Every child leads its own process
- * group (and session, while we have a terminal; see child.ts), never runs through a shell
+ * group (and session, while we have a terminal; see child.ts; a PTY child always leads a
+ * session with the PTY as its controlling terminal, see pty.ts), never runs through a shell
  * unless asked for (`["sh", "-c", src]`), and never changes this process's cwd or env.
  *
  * ```ts
@@ -17,6 +18,16 @@
 
 export { spawnCapture } from "./capture.ts";
 export { spawnStreaming } from "./streaming.ts";
+export {
+  DEFAULT_TERM,
+  MAX_DIMENSION,
+  openPty,
+  Pty,
+  type PtyJobChange,
+  type PtyJobState,
+  type PtyOptions,
+  type PtySignalTarget,
+} from "./pty.ts";
 export { type SpawnBackend, spawnBackend } from "./child.ts";
 export { ExecError, type ExecErrorDetails, type ExecErrorKind, isExecError } from "./errors.ts";
 export { DEFAULT_PATH, isExecutableFile, which } from "./which.ts";
@@ -28,7 +39,9 @@ export {
   type GroupMember,
   groupMembers,
   resume,
+  sessionMembers,
   signalGroup,
+  signalSession,
   type SignalSpec,
   suspend,
 } from "./process_group.ts";

@@ -32,9 +32,11 @@ import {
   type LibcHandle,
   O_CLOEXEC,
   O_NONBLOCK,
+  O_RDWR,
   SYS_PIDFD_OPEN,
 } from "./libc.ts";
 import type { Prepared } from "./prepare.ts";
+import { type SigchldWaiter, sigchldWaiter } from "./sigchld.ts";
 import { signalName } from "./signals.ts";
 import { trampoline } from "./trampoline.ts";
 import type { ExitInfo } from "./types.ts";
@@ -44,6 +46,8 @@ const O_WRONLY = 1;
 const F_SETFL = 4;
 const F_DUPFD_CLOEXEC = 1030;
 const WNOHANG = 1;
+const WUNTRACED = 2;
+const WCONTINUED = 8;
 /** sizeof(posix_spawn_file_actions_t) is 80 on 64-bit glibc. */
 const FILE_ACTIONS_SIZE = 128;
 /** What execvp does with a file the kernel cannot execute (no `#!`): run it with sh. */
@@ -142,8 +146,8 @@ function errnoError(c: LibcHandle, errno: number): Error {
   return new Error(msg);
 }
 
-/** Decode a wait status (we never ask for stopped children). */
-function exitInfo(status: number): ExitInfo {
+/** Decode the wait status of an exited or killed child. */
+export function exitInfo(status: number): ExitInfo {
   const sig = status & 0x7f;
   return sig === 0
     ? { status: (status >> 8) & 0xff, signal: null }
@@ -167,16 +171,6 @@ export function spawnDirect(
 ): Child {
   const L = c.fn;
   const reactor = reactorFor(c);
-  let program = prep.program;
-  let args: readonly (string | Uint8Array)[] = prep.args;
-  if (cgroup !== null) {
-    // The child must join the cgroup before it runs any code: that needs the sh shim.
-    ({ program, args } = trampoline(program, args, {
-      cgroupProcs: cgroup.procsFile,
-      mergeStderr: false,
-    }));
-  }
-
   const fds: number[] = []; // every fd we opened; closed on failure
   const pipe = (): [number, number] => {
     const pair = new Int32Array(2);
@@ -195,9 +189,8 @@ export function spawnDirect(
     const stdin = stdio.stdin === "piped" ? pipe() : null;
     const stdout = stdio.stdout === "piped" ? pipe() : null;
     const stderr = stdio.stderr === "piped" ? pipe() : null;
-    const fa = new Uint8Array(FILE_ACTIONS_SIZE);
-    if (L.posix_spawn_file_actions_init(fa) !== 0) throw errnoError(c, c.errno());
-    try {
+    const attr = childIsolation() === "session" ? c.attr.session : c.attr.group;
+    pid = launch(c, prep, cgroup, attr, (fa) => {
       let rc = 0;
       rc ||= stdin
         ? L.posix_spawn_file_actions_adddup2(fa, stdin[0], 0)
@@ -210,29 +203,8 @@ export function spawnDirect(
         : stdio.stderr === "merged"
         ? L.posix_spawn_file_actions_adddup2(fa, 1, 2)
         : L.posix_spawn_file_actions_addopen(fa, 2, DEV_NULL, O_WRONLY, 0);
-      if (L.posix_spawn_file_actions_addclosefrom_np !== null) {
-        rc ||= L.posix_spawn_file_actions_addclosefrom_np(fa, 3);
-      }
-      const cwd = cString(prep.cwd);
-      rc ||= L.posix_spawn_file_actions_addchdir_np(fa, cwd);
-      if (rc !== 0) throw errnoError(c, rc);
-
-      const env = envArray(prep.env);
-      const pidOut = new Int32Array(1);
-      const attr = childIsolation() === "session" ? c.attr.session : c.attr.group;
-      let argv = cStringArray(args, [program]);
-      rc = L.posix_spawn(pidOut, cString(program), fa, attr, argv.ptrs, env.ptrs);
-      if (rc === ENOEXEC) {
-        // No `#!` line: what execvp, Deno.Command and shells do — run it with sh.
-        argv = cStringArray(args, [SHELL, program]);
-        rc = L.posix_spawn(pidOut, cString(SHELL), fa, attr, argv.ptrs, env.ptrs);
-      }
-      void cwd; // referenced until the spawn is done
-      if (rc !== 0) throw errnoError(c, rc);
-      pid = pidOut[0];
-    } finally {
-      L.posix_spawn_file_actions_destroy(fa);
-    }
+      return rc;
+    });
     // The child has its copies; ours of its ends must go, or EOF would never come.
     for (const end of [stdin?.[0], stdout?.[1], stderr?.[1]]) {
       if (end === undefined) continue;
@@ -248,15 +220,7 @@ export function spawnDirect(
     throw e;
   }
 
-  const pidfd = Number(L.syscall(SYS_PIDFD_OPEN, BigInt(pid), 0n));
-  if (pidfd < 0) {
-    // Out of fds: we could not watch it, so do not leave it running.
-    const msg = c.osMessage(c.errno());
-    Deno.kill(-pid, "SIGKILL");
-    L.waitpid(pid, new Int32Array(1), 0);
-    closeAll();
-    throw new Error(`cannot watch the child: ${msg}`);
-  }
+  const pidfd = watchPid(c, pid, closeAll);
   const stdinStream = parent.stdin >= 0 ? fdWritable(parent.stdin, c, reactor) : null;
   const stdoutStream = parent.stdout >= 0 ? fdReadable(parent.stdout, c, reactor) : null;
   const stderrStream = parent.stderr >= 0 ? fdReadable(parent.stderr, c, reactor) : null;
@@ -276,6 +240,97 @@ export function spawnDirect(
 }
 
 /**
+ * Start `prep` as the leader of a new session whose controlling terminal is the terminal
+ * `slavePath` (opened on fd 0 after setsid, then copied to 1 and 2). Returns its pid and a
+ * pidfd watching it; throws like {@link spawnDirect}.
+ */
+export function spawnOnTerminal(
+  c: LibcHandle,
+  prep: Prepared,
+  slavePath: string,
+  cgroup: Cgroup | null,
+): { pid: number; pidfd: number } {
+  const L = c.fn;
+  const slave = cString(slavePath);
+  // glibc runs setsid before the file actions, so this open acquires the controlling tty.
+  const pid = launch(
+    c,
+    prep,
+    cgroup,
+    c.attr.session,
+    (fa) =>
+      L.posix_spawn_file_actions_addopen(fa, 0, slave, O_RDWR, 0) ||
+      L.posix_spawn_file_actions_adddup2(fa, 0, 1) ||
+      L.posix_spawn_file_actions_adddup2(fa, 0, 2),
+  );
+  void slave; // referenced until the spawn is done
+  return { pid, pidfd: watchPid(c, pid, () => {}) };
+}
+
+/**
+ * posix_spawn `prep` with `attr`: the stdio file actions `stdio` adds, then closefrom(3) and
+ * chdir; a program without `#!` runs with sh (what execvp does); in a cgroup through the
+ * sh shim that joins it first. Returns the pid; throws the errno's Deno error.
+ */
+function launch(
+  c: LibcHandle,
+  prep: Prepared,
+  cgroup: Cgroup | null,
+  attr: Uint8Array,
+  stdio: (fa: Uint8Array) => number,
+): number {
+  const L = c.fn;
+  let program = prep.program;
+  let args: readonly (string | Uint8Array)[] = prep.args;
+  if (cgroup !== null) {
+    // The child must join the cgroup before it runs any code: that needs the sh shim.
+    ({ program, args } = trampoline(program, args, {
+      cgroupProcs: cgroup.procsFile,
+      mergeStderr: false,
+    }));
+  }
+  const fa = new Uint8Array(FILE_ACTIONS_SIZE);
+  if (L.posix_spawn_file_actions_init(fa) !== 0) throw errnoError(c, c.errno());
+  try {
+    let rc = stdio(fa);
+    if (L.posix_spawn_file_actions_addclosefrom_np !== null) {
+      rc ||= L.posix_spawn_file_actions_addclosefrom_np(fa, 3);
+    }
+    const cwd = cString(prep.cwd);
+    rc ||= L.posix_spawn_file_actions_addchdir_np(fa, cwd);
+    if (rc !== 0) throw errnoError(c, rc);
+    const env = envArray(prep.env);
+    const pidOut = new Int32Array(1);
+    let argv = cStringArray(args, [program]);
+    rc = L.posix_spawn(pidOut, cString(program), fa, attr, argv.ptrs, env.ptrs);
+    if (rc === ENOEXEC) {
+      // No `#!` line: what execvp, Deno.Command and shells do — run it with sh.
+      argv = cStringArray(args, [SHELL, program]);
+      rc = L.posix_spawn(pidOut, cString(SHELL), fa, attr, argv.ptrs, env.ptrs);
+    }
+    void cwd; // referenced until the spawn is done
+    if (rc !== 0) throw errnoError(c, rc);
+    return pidOut[0];
+  } finally {
+    L.posix_spawn_file_actions_destroy(fa);
+  }
+}
+
+/**
+ * A pidfd for the fresh child `pid`. Out of fds we could not watch it, so it is killed and
+ * reaped (after `cleanup`) and the failure thrown.
+ */
+function watchPid(c: LibcHandle, pid: number, cleanup: () => void): number {
+  const pidfd = Number(c.fn.syscall(SYS_PIDFD_OPEN, BigInt(pid), 0n));
+  if (pidfd >= 0) return pidfd;
+  const msg = c.osMessage(c.errno());
+  Deno.kill(-pid, "SIGKILL");
+  c.fn.waitpid(pid, new Int32Array(1), 0);
+  cleanup();
+  throw new Error(`cannot watch the child: ${msg}`);
+}
+
+/**
  * Move `fd` (listed in `fds`) to a number ≥ 3, so that dup2 onto 0–2 in the child is real;
  * only needed when we run with one of 0–2 closed.
  */
@@ -288,26 +343,60 @@ function aboveStdio(c: LibcHandle, fd: number, fds: number[]): number {
   return moved;
 }
 
-/** Wait (off-thread, on the pidfd) for `pid` to exit, then reap it. */
-async function reap(
+/** What a job-control reaper reports besides the exit. */
+export interface JobWatch {
+  /** The child stopped (SIGTSTP, SIGSTOP, SIGTTIN, SIGTTOU). */
+  onStop(signal: string): void;
+  /** The child continued (SIGCONT). */
+  onContinue(): void;
+}
+
+/**
+ * Wait (off-thread, on the pidfd) for `pid` to exit, then reap it. With `jobs`, stops and
+ * continues are reported too (waitpid WUNTRACED | WCONTINUED, woken by SIGCHLD, since a pidfd
+ * only signals the exit).
+ */
+export async function reap(
   c: LibcHandle,
   reactor: FdReactor,
   pid: number,
   pidfd: number,
+  jobs?: JobWatch,
 ): Promise<ExitInfo> {
   const status = new Int32Array(1);
+  const flags = jobs ? WNOHANG | WUNTRACED | WCONTINUED : WNOHANG;
+  let exited: Promise<void> | null = null;
+  let chld: SigchldWaiter | null = null;
   try {
     for (;;) {
-      const r = c.fn.waitpid(pid, status, WNOHANG);
-      if (r === pid) return exitInfo(status[0]);
+      // Listen before looking, so that a SIGCHLD between the two is not missed.
+      chld?.cancel();
+      chld = jobs ? sigchldWaiter() : null;
+      const r = c.fn.waitpid(pid, status, flags);
+      if (r === pid) {
+        const st = status[0];
+        if ((st & 0xff) === 0x7f) {
+          jobs?.onStop(signalName((st >> 8) & 0xff));
+          continue;
+        }
+        if (st === 0xffff) {
+          jobs?.onContinue();
+          continue;
+        }
+        return exitInfo(st);
+      }
       if (r < 0) {
         const e = c.errno();
         if (e === EINTR) continue;
         throw new ExecError("spawn_failed", `waiting for pid ${pid} failed: ${c.osMessage(e)}`);
       }
-      await reactor.readable(pidfd);
+      exited ??= reactor.readable(pidfd).then(() => {
+        exited = null;
+      });
+      await (chld ? Promise.race([exited, chld.promise]) : exited);
     }
   } finally {
+    chld?.cancel();
     reactor.forget(pidfd);
     c.fn.close(pidfd);
   }

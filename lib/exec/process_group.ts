@@ -106,10 +106,43 @@ export interface GroupMember {
   pid: number;
   /** The /proc state letter: R, S, D, T (stopped), Z (zombie)… */
   state: string;
+  /** Its process group (a session's members lead groups of their own). */
+  pgid: number;
 }
 
 /** The members of group `pgid` read from /proc, or null when /proc is unreadable. */
 export function groupMembers(pgid: number): GroupMember[] | null {
+  return procMembers(PGRP_FIELD, pgid);
+}
+
+/**
+ * The processes of session `sid` (all its process groups: a job-control shell's jobs lead
+ * groups of their own), or null when /proc is unreadable.
+ */
+export function sessionMembers(sid: number): GroupMember[] | null {
+  return procMembers(SESSION_FIELD, sid);
+}
+
+/**
+ * Send `sig` to every live process of session `sid` (each by pid). Returns how many were
+ * signalled; 0 when the session is gone or /proc is unreadable.
+ */
+export function signalSession(sid: number, sig: SignalSpec): number {
+  validPid(sid);
+  const n = signalNumber(canonical(sig))!;
+  let count = 0;
+  for (const m of sessionMembers(sid) ?? []) {
+    if (m.state === "Z" || m.state === "X") continue;
+    if (nodeKill(m.pid, n)) count++;
+  }
+  return count;
+}
+
+/** Fields of /proc/PID/stat after "(comm) ": state, ppid, pgrp, session, … */
+const PGRP_FIELD = 2;
+const SESSION_FIELD = 3;
+
+function procMembers(field: number, id: number): GroupMember[] | null {
   const out: GroupMember[] = [];
   try {
     for (const entry of Deno.readDirSync("/proc")) {
@@ -120,9 +153,11 @@ export function groupMembers(pgid: number): GroupMember[] | null {
       } catch {
         continue; // exited meanwhile
       }
-      // "pid (comm) state ppid pgrp …" — comm may contain spaces and parentheses.
+      // "pid (comm) state ppid pgrp session …" — comm may contain spaces and parentheses.
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(fields[2]) === pgid) out.push({ pid: Number(entry.name), state: fields[0] });
+      if (Number(fields[field]) === id) {
+        out.push({ pid: Number(entry.name), state: fields[0], pgid: Number(fields[PGRP_FIELD]) });
+      }
     }
   } catch {
     return null;

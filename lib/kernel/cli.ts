@@ -1,5 +1,6 @@
 /**
- * `shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral]`: resolve the
+ * `shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] [--policy FILE]
+ * [--token-store FILE] [--require-token] …`: resolve the
  * socket (protocol §2.1), start the kernel, print `shoal-kernel: ready <path>` on stderr once
  * it accepts connections, and shut down cleanly on SIGINT/SIGTERM (work cancelled, children
  * ended, socket removed). Runnable directly: `deno run -A lib/kernel/cli.ts …`.
@@ -7,6 +8,8 @@
  * @module
  */
 
+import { PolicyLoadError } from "../leash/mod.ts";
+import { configuredStateDir, loadConfig, type ShoalConfig } from "../config/mod.ts";
 import { defaultStateDir, socketPath, validSocketSession } from "../client/discovery.ts";
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
@@ -15,7 +18,7 @@ import { startKernel, StateDirError } from "./server.ts";
 /** Usage text. */
 export const KERNEL_USAGE =
   "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] " +
-  "[--no-journal] [--session-memory MIB]";
+  "[--no-journal] [--session-memory MIB] [--policy FILE] [--token-store FILE] [--require-token]";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -25,6 +28,12 @@ export interface KernelArgs {
   ephemeral: boolean;
   /** `--no-journal`: keep no journal at all (benchmarks isolate its cost). */
   noJournal: boolean;
+  /** `--policy FILE`: the Leash policy (missing or malformed: the kernel does not start). */
+  policy: string | null;
+  /** `--token-store FILE`: overrides `$SHOAL_TOKEN_STORE` and `<state>/tokens.json`. */
+  tokenStore: string | null;
+  /** `--require-token`: refuse attachments without a bearer token (D-15). */
+  requireToken: boolean;
   /** `--session-memory MIB`: heap limit of each session process (null: the default). */
   sessionMemoryMb: number | null;
   help: boolean;
@@ -38,6 +47,9 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     stateDir: null,
     ephemeral: false,
     noJournal: false,
+    policy: null,
+    tokenStore: null,
+    requireToken: false,
     sessionMemoryMb: null,
     help: false,
   };
@@ -70,6 +82,15 @@ export function parseKernelArgs(args: string[]): KernelArgs {
       case "--no-journal":
         out.noJournal = true;
         break;
+      case "--policy":
+        out.policy = value();
+        break;
+      case "--token-store":
+        out.tokenStore = value();
+        break;
+      case "--require-token":
+        out.requireToken = true;
+        break;
       case "--session-memory": {
         const v = value();
         const n = Number(v);
@@ -95,6 +116,13 @@ export function parseKernelArgs(args: string[]): KernelArgs {
 
 export { defaultStateDir };
 
+/** The resolved configuration as the kernel reads it (warnings go to stderr). */
+function kernelConfig(): ShoalConfig {
+  const { config, warnings } = loadConfig({ cwd: Deno.cwd(), env: Deno.env.toObject() });
+  for (const w of warnings) console.error(`shoal-kernel: warning: ${w}`);
+  return config;
+}
+
 /** Run the kernel until a signal; returns the process exit code. */
 export async function kernelMain(args: string[]): Promise<number> {
   let a: KernelArgs;
@@ -109,22 +137,35 @@ export async function kernelMain(args: string[]): Promise<number> {
     return 0;
   }
   closeInheritedFds();
+  // shoal.toml (§9): `journal.*` give the defaults of --state-dir / --no-journal, and
+  // `leash.policy` the default of --policy (a missing or malformed file is fatal either way).
+  let cfg;
+  try {
+    cfg = kernelConfig();
+  } catch (e) {
+    console.error(`shoal-kernel: ${(e as Error).message}`);
+    return 2;
+  }
   const path = socketPath({ explicit: a.socket, session: a.session });
   let kernel;
   try {
     kernel = await startKernel({
       socket: path,
       session: a.session,
-      stateDir: a.ephemeral ? null : (a.stateDir ?? defaultStateDir()),
+      stateDir: a.ephemeral ? null : (a.stateDir ?? configuredStateDir(cfg)),
       ephemeral: a.ephemeral,
-      ...(a.noJournal ? { journal: false } : {}),
+      policy: a.policy ?? cfg.leash.policy,
+      tokenStore: a.tokenStore,
+      requireToken: a.requireToken,
+      ...(a.noJournal || !cfg.journal.enabled ? { journal: false } : {}),
       ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
     });
   } catch (e) {
     // One line, no stack trace: what failed and what to do (issue 19).
-    const msg = e instanceof ListenError || e instanceof StateDirError
-      ? e.message
-      : `cannot start: ${(e as Error)?.message ?? e}`;
+    const msg =
+      e instanceof ListenError || e instanceof StateDirError || e instanceof PolicyLoadError
+        ? e.message
+        : `cannot start: ${(e as Error)?.message ?? e}`;
     console.error(`shoal-kernel: ${msg.replaceAll("\n", " ")}`);
     return 1;
   }

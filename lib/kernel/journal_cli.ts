@@ -19,9 +19,10 @@
  * @module
  */
 
-import { openStore, type Store } from "../store/mod.ts";
+import { GC_GRACE_MS_DEFAULT, openStore, type Store } from "../store/mod.ts";
 import { SIZE_UNITS } from "../value/units.ts";
-import { defaultStateDir } from "./cli.ts";
+import { join } from "node:path";
+import { configuredStateDir, defaultStateDir, loadConfig } from "../config/mod.ts";
 import { entryJson } from "./kernel_journal.ts";
 import { applyUndo, UndoError } from "./undo_apply.ts";
 
@@ -122,9 +123,37 @@ function positiveInt(text: string, what: string): number {
   return Number(text);
 }
 
+/** A state directory the CLI only reads: it must already hold a journal (never created here). */
+function existingStateDir(flag: string | true | undefined): string {
+  const dir = typeof flag === "string" ? flag : cliStateDir();
+  try {
+    Deno.statSync(join(dir, "journal.db"));
+  } catch {
+    throw new NoJournal(
+      `no journal in ${dir}: nothing has run with this state directory` +
+        (typeof flag === "string" ? " (check --state-dir)" : ""),
+    );
+  }
+  return dir;
+}
+
+/** `journal.state_dir` from shoal.toml, else the default state directory. */
+function cliStateDir(): string {
+  try {
+    return configuredStateDir(loadConfig({ cwd: Deno.cwd(), env: Deno.env.toObject() }).config);
+  } catch {
+    return defaultStateDir();
+  }
+}
+
+/** The state directory holds no journal (exit 1, nothing created). */
+class NoJournal extends Error {
+  readonly code = "no_journal";
+}
+
 async function withStore<T>(p: Parsed, fn: (s: Store) => Promise<T>): Promise<T> {
-  const dir = p.flags.get("state-dir");
-  const store = await openStore(typeof dir === "string" ? dir : defaultStateDir(), {
+  const dir = existingStateDir(p.flags.get("state-dir"));
+  const store = await openStore(dir, {
     journalMode: "inline",
   });
   try {
@@ -253,6 +282,10 @@ async function gcMain(args: string[]): Promise<number> {
   const verb = r.applied ? "deleted" : "would delete (dry run; pass --apply to delete)";
   print(`gc ${verb}:`);
   print(
+    `  grace period: ${formatGrace(GC_GRACE_MS_DEFAULT)} (blobs and temp files younger than ` +
+      "this are kept)",
+  );
+  print(
     `  journal: ${r.journal.requests} requests, ${r.journal.statements} statements, ` +
       `${r.journal.undo} undo records, ${r.journal.events} events, ${r.journal.pins} expired pins`,
   );
@@ -266,6 +299,10 @@ async function gcMain(args: string[]): Promise<number> {
   }
   if (r.tempFiles) print(`  stale temp files: ${r.tempFiles}`);
   return 0;
+}
+
+function formatGrace(ms: number): string {
+  return ms % 60_000 === 0 ? `${ms / 60_000} min` : `${ms / 1000} s`;
 }
 
 async function undoMain(args: string[]): Promise<number> {
@@ -329,10 +366,17 @@ export function journalMain(args: string[]): Promise<number> {
 
 /** `shoal gc …`. */
 export function gcCliMain(args: string[]): Promise<number> {
+  if (args[0] === "-h" || args[0] === "--help") return usageOk();
   return run(() => gcMain(args), "gc");
 }
 
 /** `shoal undo ID`. */
 export function undoCliMain(args: string[]): Promise<number> {
+  if (args[0] === "-h" || args[0] === "--help") return usageOk();
   return run(() => undoMain(args), "undo");
+}
+
+function usageOk(): Promise<number> {
+  print(JOURNAL_USAGE);
+  return Promise.resolve(0);
 }

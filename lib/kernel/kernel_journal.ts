@@ -40,6 +40,7 @@ import {
 import type { Task } from "./tasks.ts";
 import { applyUndo, UndoError } from "./undo_apply.ts";
 import { WriteWindow } from "./write_window.ts";
+import { type JournalRead, localPrincipal } from "../leash/mod.ts";
 
 /** Retrying a fold the journal could not take (full, busy): first after 1 s, at most every 30 s. */
 const RETRY_MIN_MS = 1000;
@@ -48,14 +49,13 @@ const RETRY_MAX_MS = 30_000;
 /** Kernel events waiting for a fold at most (beyond, they are delivered unstored). */
 const MAX_KERNEL_EVENTS = 1024;
 
-/** The principal of the kernel's own user (permissive policy: it may read every row, D-1). */
-export function localPrincipal(): string {
-  return `uid:${Deno.uid() ?? 0}`;
-}
-
-/** Does `principal`'s policy grant `journal_read` (every row)? Only the local user's does. */
-export function grantsJournalRead(principal: string): boolean {
-  return principal === localPrincipal();
+/**
+ * Which journal rows a principal may read without a policy to ask (D-1): the kernel's own
+ * user every row, anyone else their own. A kernel with Leash replaces it with the policy's
+ * `journal_read` (`KernelJournal.access`).
+ */
+export function defaultJournalAccess(principal: string): JournalRead {
+  return principal === localPrincipal() ? "all" : "own";
 }
 
 /** Journal state of a kernel. */
@@ -81,6 +81,8 @@ export class KernelJournal {
   #foldAgain = false;
   /** Set by `close`: no fold is scheduled after the last one. */
   #closing = false;
+  /** Which rows a principal may read (the policy's `journal_read`; issue 15). */
+  access: (principal: string) => JournalRead = defaultJournalAccess;
 
   private constructor(store: Store, durable: StoreDurableLog, onError: (e: unknown) => void) {
     this.store = store;
@@ -364,12 +366,56 @@ export class KernelJournal {
     );
   }
 
+  /**
+   * An approval decision (issue 15, D-2): a row in the plan owner's session with the approver
+   * as principal, source `cap.request <plan_ref>`, the plan's effects, and the decision (who,
+   * what, when) as its `decision` output. Resolves with the row id (null when writing failed —
+   * reported like every journal problem).
+   */
+  async recordDecision(
+    session: string,
+    approver: string,
+    planRef: string,
+    effects: readonly Record<string, unknown>[],
+    decision: Record<string, unknown>,
+    cwd: string,
+  ): Promise<number | null> {
+    const text = JSON.stringify(decision);
+    const source = `cap.request ${planRef}`;
+    try {
+      const id = await this.store.journal.beginRequest({
+        session,
+        principal: approver,
+        source,
+        cwd,
+        ast: null,
+        effects: effects as never,
+        envHash: null,
+        startedAt: Date.now(),
+      });
+      await this.store.journal.finishRequest(id, {
+        status: "ok",
+        ok: true,
+        durationNs: 0,
+        outputs: [{ kind: "decision", len: new TextEncoder().encode(text).length, preview: text }],
+      });
+      this.#record(
+        session,
+        journalEventPayload({ id, head: "cap.request", ok: true, principal: approver, session }),
+      );
+      return id;
+    } catch (e) {
+      this.#report(session, "recording an approval decision failed", e);
+      return null;
+    }
+  }
+
   /** Answer a language `journal`/`undo` request from a session worker. */
   async answer(m: JReqMsg, _session: string, principal: string): Promise<JReplyMsg> {
     try {
       if (m.op === "undo") {
         const id = typeof m.params.id === "number" ? m.params.id : null;
-        const scope = grantsJournalRead(principal) ? null : principal;
+        const scope = this.access(principal) === "all" ? null : principal;
         return {
           t: "jreply",
           rid: m.rid,
@@ -381,7 +427,9 @@ export class KernelJournal {
       if (typeof m.params.head === "string") f.head = m.params.head;
       if (typeof m.params.principal === "string") f.principal = m.params.principal;
       if (typeof m.params.limit === "number") f.limit = m.params.limit;
-      if (!grantsJournalRead(principal)) {
+      const access = this.access(principal);
+      if (access === "none") return { t: "jreply", rid: m.rid, ok: true, result: [] };
+      if (access === "own") {
         if (f.principal !== undefined && f.principal !== principal) {
           return { t: "jreply", rid: m.rid, ok: true, result: [] };
         }
@@ -465,7 +513,11 @@ export function entryJson(e: JournalEntry): Record<string, unknown> {
 const MAX_TIME_NS = 8.64e21;
 
 /** Parse `journal.query` params into a store filter (all applied in SQL before the limit). */
-export function queryFilter(p: Record<string, unknown>, principal: string): JournalFilter {
+export function queryFilter(
+  p: Record<string, unknown>,
+  principal: string,
+  access: JournalRead = defaultJournalAccess(principal),
+): JournalFilter {
   const bad = (msg: string) => new RpcError(RPC.INVALID_PARAMS, msg);
   const f: JournalFilter = {};
   const ns = (k: string): number | undefined => {
@@ -523,12 +575,19 @@ export function queryFilter(p: Record<string, unknown>, principal: string): Jour
     }
     f.beforeId = p.before_id;
   }
-  // D-1: without `journal_read` a principal sees only its own rows.
-  if (!grantsJournalRead(principal)) {
+  // D-1: `journal_read` — none: no rows; own (true): the principal's rows; all: every row.
+  if (access === "none") {
+    throw new RpcError(
+      RPC.LEASH_DENIED,
+      `the policy of ${principal} does not grant journal_read; ask for \`journal_read = true\``,
+      { effects: [{ kind: "journal_read" }] },
+    );
+  }
+  if (access === "own") {
     if (f.principal !== undefined && f.principal !== principal) {
       throw new RpcError(
         RPC.LEASH_DENIED,
-        `principal ${principal} may read only its own journal rows (no journal_read grant)`,
+        `principal ${principal} may read only its own journal rows (journal_read = true, not "all")`,
         { effects: [{ kind: "journal_read" }] },
       );
     }

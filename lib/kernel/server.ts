@@ -17,6 +17,15 @@ import { processCwd, sessionStartCwd } from "./session_cwd.ts";
 import { TaskRegistry } from "./tasks.ts";
 import { type Attachment, kernelMethods } from "./methods/mod.ts";
 import { KernelJournal } from "./kernel_journal.ts";
+import { PtyRegistry } from "./pty_registry.ts";
+import { KernelLeash } from "./leash_service.ts";
+import {
+  localPrincipal,
+  policyPath,
+  PolicySource,
+  TokenStore,
+  tokenStorePath,
+} from "../leash/mod.ts";
 
 /** Options of `startKernel`. */
 export interface KernelOptions {
@@ -42,14 +51,28 @@ export interface KernelOptions {
   maxQueued?: number;
   /** Finished tasks kept (default `MAX_FINISHED_TASKS`; tests lower it). */
   maxFinishedTasks?: number;
+  /** Open PTYs per principal at most (default `MAX_PTYS_PER_PRINCIPAL`). */
+  maxPtysPerPrincipal?: number;
   /** Heap limit of each session process in MiB (default `DEFAULT_SESSION_MEMORY_MB`). */
   sessionMemoryMb?: number;
   /** Where connection-level faults are reported (default: stderr). */
   onError?: (e: unknown) => void;
+  /** `--policy FILE` (issue 15); default `<state>/policy.toml` when it exists. */
+  policy?: string | null;
+  /** `--token-store FILE`; default `$SHOAL_TOKEN_STORE`, else `<state>/tokens.json`. */
+  tokenStore?: string | null;
+  /** Refuse attachments without a bearer token (D-15). */
+  requireToken?: boolean;
+  /** False: no Leash at all — no policy evaluation, plans or tokens (benchmark baseline). */
+  leash?: boolean;
+  /** `~` in policy grants (default: `$HOME`). */
+  home?: string;
 }
 
 /** Default bound on named sessions (each is a process). */
 export const MAX_SESSIONS = 64;
+/** Sessions one principal other than the kernel's own may hold (D-31). */
+export const MAX_SESSIONS_PER_PRINCIPAL = 16;
 
 /** The state directory cannot be used (the kernel refuses to start; nothing was bound). */
 export class StateDirError extends Error {
@@ -75,13 +98,23 @@ export interface KernelHandle {
 
 /** Bind and serve. Throws `ListenError` when the socket cannot be taken. */
 export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
+  const onError = opts.onError ?? ((e: unknown) => {
+    console.error(`shoal-kernel: ${(e as Error)?.stack ?? e}`);
+  });
+  // Leash (issue 15): a missing or malformed policy file is fatal before the socket is taken.
+  const stateDir = opts.ephemeral ? null : (opts.stateDir ?? null);
+  const policySource = opts.leash === false ? null : PolicySource.open({
+    ...policyPath({ explicit: opts.policy, stateDir }),
+    local: localPrincipal(),
+    home: opts.home ?? Deno.env.get("HOME") ?? "/",
+  });
+  const tokenPath = opts.leash === false
+    ? null
+    : tokenStorePath({ explicit: opts.tokenStore, stateDir });
   // The socket path is ours (lock held, directories checked) before the state directory is
   // touched, and nothing is bound until the journal opened: a state directory that cannot be
   // used fails start-up with no socket left behind (issue 19).
   const prepared = await prepareKernelSocket(opts.socket);
-  const onError = opts.onError ?? ((e: unknown) => {
-    console.error(`shoal-kernel: ${(e as Error)?.stack ?? e}`);
-  });
   // Journal (issue 7): durable channels, exec rows, blobs.
   let journal: KernelJournal | null = null;
   if (opts.journal !== false && (opts.ephemeral || opts.stateDir)) {
@@ -118,18 +151,44 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   const startDir = opts.cwd ?? processCwd();
   const sessions = new Map<string, Promise<SessionHost>>();
   const hosts = new Set<SessionHost>();
+  const leash = policySource === null ? null : new KernelLeash({
+    source: policySource,
+    tokens: tokenPath === null ? null : new TokenStore(tokenPath),
+    requireToken: opts.requireToken === true,
+    bus,
+    sessions: () => hosts,
+    onError,
+  });
+  if (journal && leash) journal.access = (p) => leash.policies().journalAccess(p);
   const conns = new Set<Deno.Conn>();
   let connectionsTotal = 0;
   let closing: Promise<void> | null = null;
 
+  const ptys = new PtyRegistry(opts.maxPtysPerPrincipal);
   const methods = kernelMethods({
     bus,
     tasks,
+    ptys,
     maxQueued: opts.maxQueued,
     journal,
-    session(name) {
+    leash,
+    session(visible, principal) {
+      // One evaluator per (name, principal) (D-13): the kernel's own user keeps plain names.
+      const local = leash?.local ?? localPrincipal();
+      const name = principal === local ? visible : `${visible}@${principal}`;
       let p = sessions.get(name);
       if (!p) {
+        if (principal !== local) {
+          const mine = [...hosts].filter((h) => h.principal === principal).length;
+          if (mine >= MAX_SESSIONS_PER_PRINCIPAL) {
+            throw new RpcError(
+              RPC.INTERNAL_ERROR,
+              `${principal} already has ${MAX_SESSIONS_PER_PRINCIPAL} sessions (the limit per ` +
+                `principal); attach to one of them`,
+              { limit: MAX_SESSIONS_PER_PRINCIPAL },
+            );
+          }
+        }
         // Each session is a process with its own heap: a bound keeps a careless or hostile
         // client from exhausting memory (D-31).
         const limit = opts.maxSessions ?? MAX_SESSIONS;
@@ -147,8 +206,11 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
           const h = made = new SessionHost(name, bus, {
             cwd: start.cwd,
             cwdNote: start.note,
-            env: opts.env ?? Deno.env.toObject(),
+            env: sessionEnv(opts.env ?? Deno.env.toObject()),
             journal,
+            principal,
+            visibleName: visible,
+            leash: leash ? (leash.policies(), leash.init(principal)) : null,
             memoryMb: opts.sessionMemoryMb,
             runDir,
             // `rm`'s trash lives under it (issue 13): durable, never in /tmp.
@@ -216,6 +278,18 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   };
 
   return { path: bound.path, bus, tasks, finished: accept, close };
+}
+
+/**
+ * A new session's environment: the kernel's, without bearer secrets meant for the kernel's
+ * clients (a session must not read the facade's token or approver identity).
+ */
+function sessionEnv(env: Record<string, string>): Record<string, string> {
+  const out = { ...env };
+  for (const k of Object.keys(out)) {
+    if (k === "SHOAL_TOKEN" || k.startsWith("SHOAL_APPROVER")) delete out[k];
+  }
+  return out;
 }
 
 /** Open file descriptors of this process (-1 when /proc is unreadable). */

@@ -3,7 +3,9 @@
  * (`session_worker.ts`, started by `session_process.ts`); this side keeps the session's FIFO of
  * tasks (one exec at a time in the process), cancels through each task's shared flag without
  * waiting for the process, publishes transcript/render/task events, and forwards
- * `value.get`/`env` requests.
+ * `value.get`/`env`/`pty` requests. The session's PTYs live in its process too; their notices
+ * become `pty.N` events here, and their programs are killed from here when the process cannot
+ * close them (it died, or hangs at shutdown) and no session cgroup takes them with it.
  *
  * Containment (issue 16): a session that does not answer a ping soon after a cancel — busy in
  * native code that never polls its flag — is killed with everything it started, its tasks end,
@@ -17,18 +19,22 @@ import {
   Cgroup,
   resume as resumeGroup,
   signalGroup,
+  signalSession,
   suspend as suspendGroup,
 } from "../exec/mod.ts";
 import { STARTED, type Task } from "./tasks.ts";
 import {
   type DoneMsg,
   type FromWorker,
+  type RequestKind,
   type SessionFacts,
   type ToWorker,
   transcriptPayload,
 } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
+import type { LeashInit } from "../leash/mod.ts";
 import { journalNote } from "./journal_messages.ts";
+import type { PtyNotice } from "./pty_session.ts";
 import { CancelSlots, SLOTS } from "./cancel_slots.ts";
 import {
   DEFAULT_SESSION_MEMORY_MB,
@@ -46,6 +52,10 @@ export const MAX_USER_CHANNELS = 1024;
 export const CANCEL_PING_MS = 400;
 /** The `session.lifecycle` channel: a session died and was replaced. */
 export const LIFECYCLE_CHANNEL = "session.lifecycle";
+/** How long a closed PTY's `pty.N` channel stays readable (its last events reach subscribers). */
+const PTY_CHANNEL_LINGER_MS = 2000;
+/** How long shutdown waits for the session to close its PTYs before killing them from here. */
+const PTY_CLOSE_WAIT_MS = 3000;
 
 /** Where a session's processes come from and what bounds them. */
 export interface SessionInit {
@@ -56,6 +66,12 @@ export interface SessionInit {
   memoryMb?: number;
   /** A private directory for the cancel-slot file (null: local flags only). */
   runDir?: string | null;
+  /** The only principal that may drive this session (issue 15). */
+  principal?: string;
+  /** Its visible name (default: the session key). */
+  visibleName?: string;
+  /** Its principal's policy (absent: no policy evaluation). */
+  leash?: LeashInit | null;
   /** The first `out:N` (one past what an earlier kernel gave this session; default 1). */
   firstOut?: number;
   /** Why the session does not start where it was asked to (shown at attach). */
@@ -101,6 +117,11 @@ export class SessionHost {
   #lastOut = 0;
   /** `user.*` channels this session has on the kernel bus (bounded: `MAX_USER_CHANNELS`). */
   readonly userChannels = new Set<string>();
+  /**
+   * Process ids of the PTY programs the session runs, by PTY number: killed from here when the
+   * session cannot close them itself (it died, or hangs at shutdown).
+   */
+  readonly ptyChildren = new Map<number, number>();
 
   /** Admit a `user.*` channel for this session; false once the bound is reached. */
   admitUserChannel(channel: string): boolean {
@@ -110,14 +131,41 @@ export class SessionHost {
     return true;
   }
 
+  /**
+   * `name` is the session's key — its visible name, plus `@principal` for a principal other
+   * than the kernel's own (D-13): the bus scope, the task scope and the journal's session.
+   */
   constructor(
     readonly name: string,
     readonly bus: EventBus,
     readonly init: SessionInit,
   ) {
-    this.#slots = CancelSlots.create(init.runDir ?? null, `session-${name}`);
+    this.#leash = init.leash ?? null;
+    // A principal may hold any characters: keep the slot file's name plain.
+    this.#slots = CancelSlots.create(
+      init.runDir ?? null,
+      `session-${name.replace(/[^A-Za-z0-9._@:-]/g, "_")}`,
+    );
     this.#lastOut = Math.max(0, (init.firstOut ?? 1) - 1);
     this.#spawn();
+  }
+
+  #leash: LeashInit | null;
+
+  /** The principal whose session this is (PTYs and other per-session state check it). */
+  get principal(): string {
+    return this.init.principal ?? "";
+  }
+
+  /** The name clients attached with. */
+  get visibleName(): string {
+    return this.init.visibleName ?? this.name;
+  }
+
+  /** Hand the session its principal's reloaded policy (ordered before any later exec). */
+  setPolicy(leash: LeashInit): void {
+    this.#leash = leash;
+    if (!this.#closed) this.#post({ t: "policy", leash });
   }
 
   /** The heap limit of this session's process, in MiB. */
@@ -176,6 +224,7 @@ export class SessionHost {
       // its successor starts one past it (a gap at worst, never a seq used twice).
       transcriptSeq: this.bus.nextSeq(this.name, "session.transcript") +
         (this.#crashedMidExec ? 1 : 0),
+      leash: this.#leash,
       // A crashed process may have given out:N to the exec it died in: start past it too.
       firstOut: this.#lastOut + 1 + (this.#crashedMidExec ? 1 : 0),
     });
@@ -228,6 +277,7 @@ export class SessionHost {
       tty: t.tty,
       slot: t.slot,
       principal: this.init.journal?.principalOf(t),
+      ...(t.approved ? { approved: t.approved } : {}),
     });
   }
 
@@ -384,6 +434,8 @@ export class SessionHost {
         } else t.pgids.delete(m.pgid);
         return;
       }
+      case "pty":
+        return this.#onPtyNotice(m.notice);
       case "emit":
         // Language `channel("user.x").emit(v)` → the kernel bus (never re-injected: no echo).
         // Beyond the channel bound the event stays inside the language bus only.
@@ -392,6 +444,40 @@ export class SessionHost {
         }
         return;
     }
+  }
+
+  /** A PTY notice → its `pty.N` channel (protocol: screen changes, exit, close). */
+  #onPtyNotice(n: PtyNotice): void {
+    const num = n.pty_id.slice(4);
+    const channel = `pty.${num}`;
+    this.bus.publish(this.name, channel, n);
+    if (n.kind !== "closed") return;
+    this.ptyChildren.delete(Number(num));
+    const timer = setTimeout(() => this.bus.drop(this.name, channel), PTY_CHANNEL_LINGER_MS);
+    Deno.unrefTimer(timer);
+  }
+
+  /** SIGKILL what is left of the PTY programs (their sessions), when the session cannot. */
+  #killPtyChildren(): void {
+    for (const pid of this.ptyChildren.values()) {
+      for (const sig of ["SIGCONT", "SIGKILL"]) {
+        try {
+          signalGroup(pid, sig);
+          signalSession(pid, sig);
+        } catch { /* gone */ }
+      }
+    }
+    this.ptyChildren.clear();
+  }
+
+  /** The session process was replaced after a crash this many times (earlier PTYs are gone). */
+  get epoch(): number {
+    return this.crashes;
+  }
+
+  /** True once closed (kernel shutdown). */
+  get closed(): boolean {
+    return this.#closed;
   }
 
   #onDone(m: DoneMsg): void {
@@ -462,6 +548,7 @@ export class SessionHost {
     for (const t of this.#running ? [this.#running] : []) {
       for (const g of t.pgids) killGroup(g);
     }
+    this.#killPtyChildren(); // a dead session cannot close its terminals
     const message = `${why}; the session was restarted (its bindings and out:N refs are gone)`;
     const err: RpcErrorObject = {
       code: RPC.INTERNAL_ERROR,
@@ -487,8 +574,8 @@ export class SessionHost {
     if (!this.#closed) this.#spawn();
   }
 
-  /** Ask the worker (value.get, env, cwd, reef). Waits while a synchronous exec holds the worker. */
-  async request(kind: "value.get" | "env" | "cwd" | "reef", params: Record<string, unknown>) {
+  /** Ask the session (value.get, env, cwd, reef, pty, complete). Waits while a synchronous exec holds it. */
+  async request(kind: RequestKind, params: Record<string, unknown>) {
     await this.#ready;
     if (this.#closed) throw new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down");
     const rid = this.#nextRid++;
@@ -509,6 +596,17 @@ export class SessionHost {
    */
   async close(graceMs = 3000): Promise<void> {
     if (this.#closed) return;
+    // PTY programs first, while the session can still close them; what it cannot close in
+    // time is killed from here.
+    if (this.ptyChildren.size > 0) {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        this.request("pty", { op: "close_all" }).catch(() => {}),
+        new Promise<void>((r) => (timer = setTimeout(r, PTY_CLOSE_WAIT_MS))),
+      ]);
+      clearTimeout(timer);
+      this.#killPtyChildren();
+    }
     this.#closed = true;
     for (const t of [...this.#queue]) this.cancel(t);
     const r = this.#running;

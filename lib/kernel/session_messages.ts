@@ -13,6 +13,8 @@ import type {
   JReplyMsg,
   JReqMsg,
 } from "./journal_messages.ts";
+import type { PtyNotice } from "./pty_session.ts";
+import type { Effect, LeashInit } from "../leash/mod.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -44,6 +46,14 @@ export interface InitMsg {
    * handed out before — in an earlier worker or an earlier kernel — so none is ever reused.
    */
   firstOut?: number;
+  /** The session principal's policy (issue 15); absent: no policy evaluation at all. */
+  leash?: LeashInit | null;
+}
+
+/** Main → worker: the policy file reloaded (issue 15). */
+export interface PolicyMsg {
+  t: "policy";
+  leash: LeashInit;
 }
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
@@ -58,6 +68,11 @@ export interface ExecMsg {
   slot: number;
   /** Who submitted it (its journal row's principal; journaling kernels only). */
   principal?: string;
+  /**
+   * Approved mode (issue 15): the stored plan's effects. The worker re-derives and runs only
+   * if they are unchanged and the policy does not deny it now (D-22).
+   */
+  approved?: Effect[];
 }
 
 /** Main → worker: the running task was cancelled (wakes awaits at once). */
@@ -66,11 +81,25 @@ export interface CancelMsg {
   task: number;
 }
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, reef). */
+/**
+ * Request kinds the session answers (`pty`: the session's PTYs, session_ptys.ts; `derive`:
+ * effects and verdict of source or an AST, issue 15; `complete`: completion with the
+ * session's bindings, cwd and env; `reef`: the Reef snapshot, issue 18).
+ */
+export type RequestKind =
+  | "value.get"
+  | "env"
+  | "cwd"
+  | "reef"
+  | "pty"
+  | "derive"
+  | "complete";
+
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty, derive, …). */
 export interface RequestMsg {
   t: "req";
   rid: number;
-  kind: "value.get" | "env" | "cwd" | "reef";
+  kind: RequestKind;
   params: Record<string, unknown>;
 }
 
@@ -95,6 +124,7 @@ export type ToWorker =
   | RequestMsg
   | InjectMsg
   | JReplyMsg
+  | PolicyMsg
   | PingMsg;
 
 /** Session facts the worker reports after start-up and after an exec that changed them. */
@@ -186,8 +216,15 @@ export interface PongMsg {
   n: number;
 }
 
+/** Worker → main: a PTY's screen changed, its program exited, or it was closed. */
+export interface PtyNoticeMsg {
+  t: "pty";
+  notice: PtyNotice;
+}
+
 /** Everything a session process sends. */
 export type FromWorker =
+  | PtyNoticeMsg
   | PongMsg
   | ReadyMsg
   | DoneMsg

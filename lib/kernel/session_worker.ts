@@ -1,7 +1,8 @@
 /**
  * The session process of one named session (architecture: "sessions never share a thread with
- * the kernel"; issue 16: nor a process). It owns the evaluator and the transcript (`out:N`), runs
- * the execs the kernel hands it one at a time, and answers `value.get`, `env`, `cwd` and `reef`
+ * the kernel"; issue 16: nor a process). It owns the evaluator, the transcript (`out:N`) and the
+ * session's PTYs (`session_ptys.ts`: their programs run inside the session's confinement), runs
+ * the execs the kernel hands it one at a time, and answers `value.get`, `env`, `cwd`, `reef` and `pty`
  * requests itself. Everything it sends back is bounded wire JSON or rendered text — never a value.
  *
  * It talks to the kernel over its stdin and stdout, one JSON message per line (`serveSession`);
@@ -46,6 +47,21 @@ import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
 import { reefView } from "../eval/reef_view.ts";
+import { completeAt } from "../eval/complete.ts";
+import { configSnapshotFor } from "../config/mod.ts";
+import { type PtyOp, SessionPtys } from "./session_ptys.ts";
+import { type Evaluator as EvalCore, installHooks } from "../eval/evaluator.ts";
+import { which } from "../exec/mod.ts";
+import { hashFile } from "../store/mod.ts";
+import type { Program, Span } from "../syntax/ast.ts";
+import {
+  canonicalEffects,
+  type Checked,
+  type Effect,
+  evaluatorHost,
+  parseEffects,
+  SessionLeash,
+} from "../leash/mod.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -54,6 +70,8 @@ const lossy = new TextDecoder();
 const SINK_CAP = 65536;
 
 let ev: Evaluator;
+/** The session's PTYs (pty.* requests; issue 17). */
+let ptys: SessionPtys;
 const transcript = new Map<number, Value>();
 let nextOut = 1;
 let lastCwd = "";
@@ -70,6 +88,8 @@ let execLog: ExecLog | null = null;
 /** The seq of this session's next `session.transcript` event (journaling workers number them). */
 let transcriptSeq = 0;
 let sessionName = "";
+/** The session principal's policy, checked here before each exec (issue 15; null: none). */
+let leash: SessionLeash | null = null;
 /** Statement-sink lines and diagnostics of the running exec (bounded). */
 let sinkText = "";
 let diagText = "";
@@ -88,7 +108,9 @@ let commandsRan = false;
  * running command's group — setsid escapers, daemons — so no process outlives its exec.
  */
 function sweepStrays(): void {
-  if (commandsRan && ownCgroup !== null) killStrays(ownCgroup, liveGroups);
+  if (!commandsRan || ownCgroup === null) return void (commandsRan = false);
+  // PTY programs (and their shells' jobs) are live work too (issue 17).
+  killStrays(ownCgroup, ptys.size > 0 ? new Set([...liveGroups, ...ptys.groups()]) : liveGroups);
   commandsRan = false;
 }
 
@@ -136,6 +158,7 @@ async function init(m: InitMsg): Promise<void> {
     // An exec that did something a crash must not hide has its running row logged first.
     journal.onEffect = () => execLog?.begun();
   }
+  if (m.leash) leash = new SessionLeash(m.leash);
   slots = CancelSlots.open(m.slots);
   ownCgroup = m.cgroup ?? null;
   idleFlag = slots.flag(0);
@@ -143,6 +166,8 @@ async function init(m: InitMsg): Promise<void> {
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
+    // `config.get/all` shows the resolved shoal.toml, as in the CLI (issue 14).
+    config: configSnapshotFor(m.cwd, m.env),
     stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
@@ -161,60 +186,90 @@ async function init(m: InitMsg): Promise<void> {
       process: {
         // Children also stop when the kernel posts a cancel (not only when the evaluator's
         // 50 ms flag poll notices).
-        capture: (opts: CaptureOptions) => {
-          const sig = current?.abort.signal;
-          const signal = sig && opts.signal
-            ? AbortSignal.any([sig, opts.signal])
-            : sig ?? opts.signal;
-          const argv0 = opts.argv[0];
-          journal?.effect({
-            kind: "proc_spawn",
-            bin_hash: "",
-            argv0: typeof argv0 === "string" ? argv0 : lossy.decode(argv0),
-          });
-          // Report the child's process group to the kernel (task.suspend/resume, and killing
-          // it should this process die) once it has run for a moment: most commands end
-          // sooner, and two messages per spawn cost the kernel a wake-up each.
-          const task = current?.task ?? 0;
-          let pgid = 0;
-          let reported = false;
-          let reportTimer: ReturnType<typeof setTimeout> | undefined;
-          const onSpawn = (pid: number) => {
-            pgid = pid;
-            liveGroups.add(pid);
-            commandsRan = true;
-            opts.onSpawn?.(pid);
-            if (!task) return;
-            reportTimer = setTimeout(() => {
-              reported = true;
-              post({ t: "child", task, pgid, live: true });
-            }, REPORT_CHILD_AFTER_MS);
-          };
-          // Journal (issue 7): stdout beyond the capture cap spills into the content store.
-          const spill = journal ? journal.spillOptions(opts) : {};
-          // Nothing a command leaves running in its group outlives it (issue 16); strays that
-          // left the group (setsid) go when the exec ends (`sweepStrays`).
-          return spawnCapture({ reapOnExit: true, ...opts, signal, onSpawn, ...spill }).then(
-            (r) => journal ? journal.ingestSpill(r) : r,
-          ).finally(() => {
-            liveGroups.delete(pgid);
-            clearTimeout(reportTimer);
-            if (reported) post({ t: "child", task, pgid, live: false });
-          });
-        },
+        capture,
       },
       journal: journal ?? undefined,
     },
   });
+  installHooks({ gateProgram });
   // Language `channel("user.x").emit(v)` → the kernel bus, as a bounded tagged wire payload.
   ev.onUserEmit = (channel, payload) => {
     const wire = elide(payload, `shoal://events/${channel}`, resolveBudget(null), outcomeOut);
     post({ t: "emit", channel, payload: wire });
   };
+  ptys = new SessionPtys(
+    ev,
+    (notice) => post({ t: "pty", notice }),
+    (program, env, cwd) =>
+      leash === null ? Promise.resolve(null) : leash.ptySpawn(program, () => {
+        const path = program.includes("/") ? program : which(program, env.PATH, cwd);
+        return path === null ? Promise.resolve("") : hashFile(path);
+      }),
+  );
   lastCwd = ev.cwd();
   lastFacts = facts();
   factsAt = ev.factsVersion();
   post({ t: "ready", facts: lastFacts });
+}
+
+/**
+ * The process port: children also stop when the kernel posts a cancel (not only when the
+ * evaluator's 50 ms flag poll notices); a policy host's spawn gate runs first (issue 15).
+ */
+async function capture(opts: CaptureOptions) {
+  const sig = current?.abort.signal;
+  const signal = sig && opts.signal ? AbortSignal.any([sig, opts.signal]) : sig ?? opts.signal;
+  const argv0 = opts.argv[0];
+  const name = typeof argv0 === "string" ? argv0 : lossy.decode(argv0);
+  if (leash !== null) {
+    const why = await leash.spawn(name, () => {
+      const path = which(name, opts.env?.PATH, opts.cwd);
+      return path === null ? Promise.resolve("") : hashFile(path);
+    });
+    if (why !== null) throw fail("spawn_denied", `leash: ${why}`);
+  }
+  journal?.effect({ kind: "proc_spawn", bin_hash: "", argv0: name });
+  // Report the child's process group to the kernel (task.suspend/resume, and killing it should
+  // this process die) once it has run for a moment: most commands end sooner, and two messages
+  // per spawn cost the kernel a wake-up each.
+  const task = current?.task ?? 0;
+  let pgid = 0;
+  let reported = false;
+  let reportTimer: ReturnType<typeof setTimeout> | undefined;
+  const onSpawn = (pid: number) => {
+    pgid = pid;
+    liveGroups.add(pid);
+    commandsRan = true;
+    opts.onSpawn?.(pid);
+    if (!task) return;
+    reportTimer = setTimeout(() => {
+      reported = true;
+      post({ t: "child", task, pgid, live: true });
+    }, REPORT_CHILD_AFTER_MS);
+  };
+  // Journal (issue 7): stdout beyond the capture cap spills into the content store.
+  const spill = journal ? journal.spillOptions(opts) : {};
+  // Nothing a command leaves running in its group outlives it (issue 16); strays that left
+  // the group (setsid) go when the exec ends (`sweepStrays`).
+  return await spawnCapture({ reapOnExit: true, ...opts, signal, onSpawn, ...spill }).then(
+    (r) => journal ? journal.ingestSpill(r) : r,
+  ).finally(() => {
+    liveGroups.delete(pgid);
+    clearTimeout(reportTimer);
+    if (reported) post({ t: "child", task, pgid, live: false });
+  });
+}
+
+/**
+ * A program a nested evaluator reads from a file (`.shl`, `use`, `source`) is checked as it is
+ * now, against what the running exec was allowed or approved for (D-12).
+ */
+function gateProgram(child: EvalCore, program: Program, what: string, span: Span | null): void {
+  if (leash === null) return;
+  const why = leash.nested(program, evaluatorHost(child), what);
+  if (why !== null) {
+    throw fail("permission", `leash: ${why}`, "plan the exec again (exec mode plan)", span);
+  }
 }
 
 /** Hex SHA-256 of the sorted `NAME=value` lines of the session environment (D-9). */
@@ -308,7 +363,7 @@ async function runExec(m: ExecMsg): Promise<void> {
   diagText = "";
   let done: DoneMsg;
   journal?.startExec();
-  exec = { t0: performance.now(), stmts: [], value: undefined, raised: null };
+  exec = { t0: performance.now(), stmts: [], value: undefined, raised: null, derived: null };
   try {
     done = await evaluate(m, flag);
   } catch (e) {
@@ -338,11 +393,55 @@ async function runExec(m: ExecMsg): Promise<void> {
     done.journal = await journalFinish(journal, m, done, ev);
   }
   current = null;
+  if (leash) leash.authority = null;
   sweepStrays();
   ev.setCancelFlag(idleFlag);
   sinkText = "";
   diagText = "";
   post(done);
+}
+
+/**
+ * Leash (issue 15): derive the exec's effects under the session's state and judge them — or,
+ * in approved mode, compare them with the approved plan. A refusal is the exec's RPC error;
+ * nothing runs. Without a journal, a principal whose policy allows everything skips the
+ * derivation (nothing would read it).
+ */
+function leashCheck(m: ExecMsg, program: Program): RpcErrorObject | null {
+  if (leash === null || (journal === null && m.approved === undefined && leash.policy?.allowAll)) {
+    return null;
+  }
+  // Same source, cwd and bindings/environment: a filesystem-independent derivation is reused.
+  const key = `${ev.factsVersion()}\u0000${ev.cwd()}\u0000${m.src}`;
+  const c: Checked = leash.check(program, evaluatorHost(ev), key);
+  exec.derived = c.effects;
+  const data = { effects: c.effects, reversibility: c.reversibility, verdict: c.verdict };
+  if (m.approved !== undefined) {
+    const why = leash.approve(c, m.approved);
+    if (why !== null) {
+      return { code: RPC.LEASH_DENIED, message: why, data: { ...data, planned: m.approved } };
+    }
+    leash.authority = { kind: "approved", effects: m.approved };
+    return null;
+  }
+  if (c.verdict === "deny") {
+    return {
+      code: RPC.LEASH_DENIED,
+      message: `leash denied execution: the policy of ${leash.principal} does not grant these ` +
+        `effects`,
+      data,
+    };
+  }
+  if (c.verdict === "approval_required") {
+    return {
+      code: RPC.APPROVAL_REQUIRED,
+      message: 'approval required; plan first: exec {mode: "plan"}, then an approver\'s ' +
+        "cap.request {plan_ref}, then plan.apply {plan_ref}",
+      data,
+    };
+  }
+  leash.authority = { kind: "policy" };
+  return null;
 }
 
 async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
@@ -367,6 +466,23 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
     };
   }
   jbegin(m, program);
+  const refused = leashCheck(m, program);
+  if (refused !== null) {
+    exec.raised = toErrorValue(
+      fail(
+        refused.code === RPC.APPROVAL_REQUIRED ? "approval_required" : "leash_denied",
+        refused.message,
+      ),
+    );
+    return {
+      t: "done",
+      task: m.task,
+      facts: changedFacts(),
+      ok: false,
+      error: refused,
+      cancelled: false,
+    };
+  }
   let value: Value;
   let raised: ErrorV | null = null;
   try {
@@ -416,11 +532,19 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
 // ---- journal (issue 7) -------------------------------------------------------------------
 
 /** What the running exec did, for its journal record. */
-let exec: { t0: number; stmts: StmtFacts[]; value: Value | undefined; raised: ErrorV | null } = {
+let exec: {
+  t0: number;
+  stmts: StmtFacts[];
+  value: Value | undefined;
+  raised: ErrorV | null;
+  /** Its derived effects (the journal row's effects column; issue 15). */
+  derived: Effect[] | null;
+} = {
   t0: 0,
   stmts: [],
   value: undefined,
   raised: null,
+  derived: null,
 };
 
 /** Start the exec's journal log (its begin line waits for an effect or a wait: `ExecLog`). */
@@ -447,6 +571,10 @@ async function journalFinish(
   ev: IntakeEvent | undefined,
 ): Promise<JournalDone> {
   const rec = await journalRecord(j, m, done);
+  // The row's effects: what the plan derived, plus anything observed it did not name.
+  if (exec.derived !== null) {
+    rec.effects = canonicalEffects([...exec.derived, ...(parseEffects(rec.effects) ?? [])]);
+  }
   if (execLog) return execLog.finish(rec, ev);
   return { warnings: rec.warnings.splice(0), error: "this session keeps no exec log" };
 }
@@ -562,21 +690,76 @@ function rawOf(v: Value, ref: string): unknown {
   );
 }
 
+/** `session.env` (protocol §4.1): names always; values only when `env_read` of all is allowed. */
 function envView(): unknown {
   const env = ev.env();
   const names = [...env.keys()].sort();
+  const policy = leash?.policy;
+  const granted = leash === null ||
+    (policy != null && policy.effectVerdict({ kind: "env_read", names }) === "allow");
+  if (!granted) return { granted: false, names };
   const out: Record<string, string> = {};
   for (const n of names) out[n] = env.get(n)!;
   return { granted: true, names, env: out };
+}
+
+/**
+ * `explain` and plan mode (issue 15): the AST, effects, reversibility and this principal's
+ * verdict of source (parsed in the session's binding context) or of a client's AST.
+ */
+function deriveView(p: Record<string, unknown>): unknown {
+  let program: Program;
+  if (typeof p.src === "string") {
+    try {
+      program = ev.parse(p.src);
+    } catch (e) {
+      if (!(e instanceof ParseError)) throw e;
+      throw new RpcError(RPC.PARSE_ERROR, e.msg, {
+        span: { start: e.span[0], end: e.span[1] },
+        hint: e.hint,
+        rewrites: e.rewrites,
+      });
+    }
+  } else {
+    const a = p.ast as Program;
+    if (a === null || typeof a !== "object" || a.kind !== "Program" || !Array.isArray(a.body)) {
+      throw new RpcError(RPC.INVALID_PARAMS, "invalid ast: expected a Program node {kind, body}");
+    }
+    program = a;
+  }
+  const l = leash ?? new SessionLeash({ principal: "", policy: null, home: "", generation: 0 });
+  let c: Checked;
+  try {
+    c = l.check(program, evaluatorHost(ev));
+  } catch (e) {
+    if (typeof p.src === "string") throw e;
+    throw new RpcError(RPC.INVALID_PARAMS, `invalid ast: ${(e as Error)?.message ?? e}`);
+  }
+  return {
+    ast_version: 2,
+    ast: program,
+    effects: c.effects,
+    reversibility: c.reversibility,
+    verdict: leash === null ? "allow" : c.verdict,
+  };
 }
 
 async function answer(m: RequestMsg): Promise<void> {
   try {
     let result: unknown;
     if (m.kind === "value.get") result = await valueGet(m.params);
+    else if (m.kind === "pty") result = await ptys.handle(m.params as PtyOp);
     else if (m.kind === "env") result = envView();
     else if (m.kind === "reef") result = reefView(ev);
-    else result = { display: ev.cwd() };
+    else if (m.kind === "derive") result = deriveView(m.params);
+    // Completion with the session's own bindings, cwd and environment (paths, PATH).
+    else if (m.kind === "complete") {
+      result = completeAt(String(m.params.src), m.params.cursor as number | undefined, {
+        names: facts().names,
+        cwd: ev.cwd(),
+        env: ev.env(),
+      });
+    } else result = { display: ev.cwd() };
     post({ t: "reply", rid: m.rid, ok: true, result });
   } catch (e) {
     const error: RpcErrorObject = e instanceof RpcError
@@ -662,6 +845,10 @@ function dispatch(m: ToWorker): void {
       return post({ t: "pong", n: m.n });
     case "req":
       return void answer(m);
+    case "policy":
+      if (leash) leash.update(m.leash);
+      else leash = new SessionLeash(m.leash);
+      return;
     case "inject":
       // `events.publish` → the language bus; injected events never come back (no echo).
       return ev.injectUserEvent(m.channel, payloadValue(m.payload));

@@ -8,6 +8,7 @@ import type { RpcErrorObject } from "../client/errors.ts";
 import type { TaskRecord, TaskState } from "../client/protocol.ts";
 import type { ElideSpec } from "../value/elide.ts";
 import type { BusEvent } from "./event_bus.ts";
+import type { Effect } from "../leash/mod.ts";
 
 /** The payload of a task's `started` event. */
 export const STARTED = { $: "str", v: "started" };
@@ -55,6 +56,8 @@ export class Task {
   }
   /** True between task.suspend and task.resume. */
   suspended = false;
+  /** Approved mode: the stored plan's effects, re-checked where the exec runs (issue 15). */
+  approved: Effect[] | undefined = undefined;
   readonly done: Promise<void>;
   #resolve!: () => void;
 

@@ -63,6 +63,15 @@ function socketTrusted(socket: string): boolean {
   }
 }
 
+/** The environment an autostarted kernel gets: the facade's, without its secrets. */
+export function kernelEnv(env: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (k !== "SHOAL_TOKEN" && !k.startsWith("SHOAL_APPROVER")) out[k] = v;
+  }
+  return out;
+}
+
 /** What `ensureKernel` did. */
 export interface EnsureResult {
   /** True when this call started a kernel process. */
@@ -98,6 +107,9 @@ export async function ensureKernel(
   try {
     child = new Deno.Command(cmd, {
       args,
+      // The kernel (and so every session) never inherits the facade's bearer or approver.
+      clearEnv: true,
+      env: kernelEnv(Deno.env.toObject()),
       stdin: "null",
       stdout: "null",
       stderr: "null",

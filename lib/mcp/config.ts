@@ -4,13 +4,14 @@
  */
 
 import { socketPath, validSocketSession } from "../client/discovery.ts";
+import { cliArgs } from "../client/cli_args.ts";
 
 /** Usage text (printed on stderr with exit status 2 for `-h` or a bad argument). */
 export const MCP_USAGE =
   "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN] [--budget-ms MS] " +
-  "[--state-dir DIR]\n" +
+  "[--state-dir DIR] [--approver local|FILE]\n" +
   "env: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART=1, SHOAL_MCP_BUDGET_MS, " +
-  "SHOAL_STATE_DIR";
+  "SHOAL_STATE_DIR, SHOAL_APPROVER";
 
 /** The default wait budget of a `shoal_exec`/`shoal_wait` call without `timeout_ms`. */
 export const DEFAULT_BUDGET_MS = 25_000;
@@ -28,6 +29,12 @@ export interface McpConfig {
   /** How long a tool call waits before it returns a task handle. */
   budgetMs: number;
   /**
+   * Who approves plans in the host (issue 15): `local` — the kernel's own user (a tokenless
+   * connection) — or the bearer of an approver principal read from a file. Null: nobody; the
+   * agent gets the three-step flow instead of a question in the host.
+   */
+  approver: { kind: "local" } | { kind: "token"; token: string; file: string } | null;
+  /**
    * The state directory a kernel this facade starts uses (`--state-dir`), the same one after a
    * kernel loss; null: the kernel's default.
    */
@@ -40,6 +47,32 @@ export class UsageError extends Error {
     super(message);
     this.name = "UsageError";
   }
+}
+
+/**
+ * `--approver local` or `--approver FILE` (a file holding an approver's bearer, which must not
+ * be readable by others: the model never sees it, so it is not taken from an argument).
+ */
+function approverOf(v: string | null): McpConfig["approver"] {
+  if (v === null) return null;
+  if (v === "local") return { kind: "local" };
+  let text: string;
+  try {
+    const st = Deno.statSync(v);
+    if (st.mode !== null && (st.mode & 0o077) !== 0) {
+      throw new UsageError(`--approver ${v}: the file is readable by others (chmod 600 it)`);
+    }
+    text = Deno.readTextFileSync(v).trim();
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(
+      `--approver ${v}: cannot read the approver's token: ${(e as Error).message}`,
+    );
+  }
+  if (!/^[A-Za-z0-9_-]{43}$/.test(text)) {
+    throw new UsageError(`--approver ${v}: the file must hold one bearer token (43 characters)`);
+  }
+  return { kind: "token", token: text, file: v };
 }
 
 function positiveInt(text: string, what: string): number {
@@ -62,18 +95,12 @@ export function parseMcpArgs(
   let socket = nonEmpty(env("SHOAL_SOCKET"));
   let session = nonEmpty(env("SHOAL_SESSION")) ?? "default";
   let token = nonEmpty(env("SHOAL_TOKEN")) ?? null;
+  let approver = nonEmpty(env("SHOAL_APPROVER")) ?? null;
   let stateDir = nonEmpty(env("SHOAL_STATE_DIR")) ?? null;
   const budgetEnv = nonEmpty(env("SHOAL_MCP_BUDGET_MS"));
   let budgetMs = budgetEnv ? positiveInt(budgetEnv, "SHOAL_MCP_BUDGET_MS") : DEFAULT_BUDGET_MS;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    const eq = a.startsWith("--") ? a.indexOf("=") : -1;
-    const flag = eq > 0 ? a.slice(0, eq) : a;
-    const value = () => {
-      const v = eq > 0 ? a.slice(eq + 1) : args[++i];
-      if (v === undefined || v === "") throw new UsageError(`${flag} needs a value\n${MCP_USAGE}`);
-      return v;
-    };
+  const missing = (f: string) => new UsageError(`${f} needs a value\n${MCP_USAGE}`);
+  for (const { arg: a, flag, value } of cliArgs(args, missing)) {
     switch (flag) {
       case "--socket":
         socket = value();
@@ -83,6 +110,9 @@ export function parseMcpArgs(
         break;
       case "--token":
         token = value();
+        break;
+      case "--approver":
+        approver = value();
         break;
       case "--state-dir":
         stateDir = value();
@@ -108,6 +138,7 @@ export function parseMcpArgs(
     token,
     autostart: nonEmpty(env("SHOAL_NO_AUTOSTART")) === undefined,
     budgetMs,
+    approver: approverOf(approver),
     stateDir,
   };
 }

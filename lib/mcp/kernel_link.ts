@@ -167,6 +167,49 @@ export class KernelLink {
     }
   }
 
+  #approver: Promise<KernelClient> | null = null;
+
+  /** Can this facade approve plans in the host (an approver other than the agent itself)? */
+  get canApprove(): boolean {
+    const a = this.cfg.approver;
+    if (a === null) return false;
+    // Never the agent's own identity: a tokenless agent is the person already.
+    return a.kind === "local" ? this.cfg.token !== null : a.token !== this.cfg.token;
+  }
+
+  /**
+   * The approver's connection (issue 15), opened on first use: attached as the person
+   * (`--approver local`) or with the approver's bearer — never the agent's token.
+   */
+  approver(): Promise<KernelClient> {
+    const a = this.cfg.approver;
+    if (a === null || !this.canApprove) {
+      return Promise.reject(new TransportError("no approver is configured for this facade"));
+    }
+    // A connection lost with a kernel restart is opened again.
+    const open = this.#approver;
+    if (open) {
+      return open.then((c) => {
+        if (c.connected) return c;
+        this.#approver = null;
+        return this.approver();
+      });
+    }
+    this.#approver = KernelClient.connect({
+      socket: this.cfg.socket,
+      attach: {
+        session: this.cfg.session,
+        ...(a.kind === "token" ? { token: a.token } : {}),
+        client: { kind: "mcp-approver", tty: false },
+      },
+    }).catch((e) => {
+      this.#approver = null;
+      if (e instanceof RpcError) throw e;
+      throw new TransportError(`cannot open the approver's connection: ${(e as Error).message}`);
+    });
+    return this.#approver;
+  }
+
   /** The events connection (opened on first use; it resumes its subscriptions by itself). */
   events(): Promise<KernelClient> {
     if (this.#closed) return Promise.reject(new TransportError("shoal-mcp is shutting down"));
@@ -196,5 +239,7 @@ export class KernelLink {
     this.#client?.close();
     const ev = this.#events;
     if (ev) (await ev.catch(() => null))?.close();
+    const ap = this.#approver;
+    if (ap) (await ap.catch(() => null))?.close();
   }
 }

@@ -10,6 +10,7 @@
 import type { TaskRecord } from "../client/mod.ts";
 import type { KernelLink } from "./kernel_link.ts";
 import { readEnvelope } from "./result.ts";
+import { ptyFrame } from "./pty_frame.ts";
 import {
   BadUri,
   parseInt64,
@@ -30,7 +31,7 @@ export const ROOTS: Obj[] = [
   ["shoal://session/cwd", "cwd", "the session's current directory (live)"],
   ["shoal://session/env", "env", "environment names; values only when policy grants env_read"],
   ["shoal://session/reef", "reef", "active Reef scope and tool bindings"],
-  ["shoal://pty", "pty", "open PTY summaries (empty until the kernel has PTYs)"],
+  ["shoal://pty", "pty", "open PTY summaries (read shoal://pty/{id} for a screen)"],
 ].map(([uri, name, description]) => ({ uri, name, description, mimeType: JSON_MIME }));
 
 /** The nine templates. */
@@ -49,7 +50,7 @@ export const TEMPLATES: Obj[] = [
   ],
   ["shoal://plan/{ref}", "plan", "a stored plan: effects, reversibility, verdict, approval"],
   ["shoal://session/{view}", "session-view", "cwd, env or reef"],
-  ["shoal://pty/{id}", "pty-screen", "a PTY's rendered screen"],
+  ["shoal://pty/{id}", "pty-screen", "a PTY's screen and cursor (subscribable: screen changes)"],
   [
     "shoal://journal{?since,until,head,principal,ok,effects,limit}",
     "journal",
@@ -204,5 +205,14 @@ async function readKernel(link: KernelLink, u: ShoalUri): Promise<unknown> {
 
 /** resources/read: the §15.7 envelope. Throws BadUri, RpcError (kernel) or TransportError. */
 export async function readResource(link: KernelLink, uri: string): Promise<Obj> {
-  return readEnvelope(uri, await readKernel(link, parseShoalUri(uri)));
+  const u = parseShoalUri(uri);
+  const result = await readKernel(link, u);
+  if (u.root === "pty" && u.segs.length === 1) {
+    // A screen reads as the framed screen (text/plain); the structured result rides along.
+    return {
+      contents: [{ uri, mimeType: "text/plain", text: ptyFrame(result as Obj) }],
+      structuredContent: result,
+    };
+  }
+  return readEnvelope(uri, result);
 }

@@ -6,7 +6,12 @@
  * stdout carries protocol frames only; logs go to stderr. The process exits when stdin closes.
  */
 
-import { type JSONRPCMessage, ProtocolError, Server } from "@modelcontextprotocol/server";
+import {
+  inputRequired,
+  type JSONRPCMessage,
+  ProtocolError,
+  Server,
+} from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import denoJson from "../../deno.json" with { type: "json" };
 import { type KernelEvent, RpcError } from "../client/mod.ts";
@@ -17,6 +22,7 @@ import { LEGACY_HOLDER, Subscriptions } from "./subscriptions.ts";
 import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools.ts";
 import type { ToolResult } from "./result.ts";
 import { BadUri } from "./uri.ts";
+import { InputNeeded, legacyAsk, modernAsk, StateSeal } from "./approval.ts";
 import { DenoStdioTransport } from "./stdio.ts";
 
 /** Server identity. */
@@ -75,6 +81,9 @@ function listenInspector(subs: Subscriptions): (m: JSONRPCMessage) => Promise<vo
   };
 }
 
+/** Seals the `requestState` of input-required rounds (one key per facade process). */
+const seal = new StateSeal();
+
 /**
  * The first tool result after the session restarted under the facade (its kernel was lost)
  * says so, and which refs are gone, before anything else (issue 19).
@@ -128,9 +137,32 @@ function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Ser
           params: { progressToken: token, progress: elapsedMs / 1000, message },
         }),
     };
+    // Approval in the host (issue 15): only a client that can elicit, only with an approver.
+    const envelope = (ctx.mcpReq.envelope ?? {}) as Obj;
+    const modern = typeof envelope["io.modelcontextprotocol/protocolVersion"] === "string";
+    const caps = (modern
+      ? envelope["io.modelcontextprotocol/clientCapabilities"]
+      : server.getClientCapabilities()) as Obj | undefined;
+    if (caps?.elicitation && link.canApprove) {
+      const principal = link.attached?.principal ?? "the agent";
+      tc.host = modern
+        ? modernAsk(seal, name, v.args, {
+          state: ctx.mcpReq.requestState(),
+          response: ctx.mcpReq.inputResponses?.approve as Obj | undefined,
+        }, (_plan, requestState, message, requestedSchema) =>
+          inputRequired({
+            inputRequests: {
+              approve: inputRequired.elicit({ message, requestedSchema } as never),
+            },
+            requestState,
+          }) as unknown as Obj, principal)
+        : legacyAsk((p) =>
+          ctx.mcpReq.elicitInput(p as never) as never, principal);
+    }
     try {
       return withRestartNotice(await tool.run(v.args, tc), link) as never;
     } catch (e) {
+      if (e instanceof InputNeeded) return e.result as never;
       throw protocolError(e);
     }
   });
@@ -187,8 +219,9 @@ export async function mcpMain(args: string[]): Promise<number> {
     return 2;
   }
   if (cfg === null) {
-    console.error(MCP_USAGE);
-    return 2;
+    // `--help` asked for it: usage on stdout, success (no MCP session is started).
+    console.log(MCP_USAGE);
+    return 0;
   }
   const link = new KernelLink(cfg, log);
   try {

@@ -14,6 +14,8 @@ import { RPC, RpcError, type TaskRecord } from "../client/mod.ts";
 import type { KernelLink } from "./kernel_link.ts";
 import { toolKernelError, toolOk, type ToolResult } from "./result.ts";
 import { refToUri, taskNumber } from "./uri.ts";
+import { ptyToolResult } from "./pty_frame.ts";
+import { approveAndApply, type HostAsk, type PlanInfo, requestApproval } from "./approval.ts";
 
 /** How long the first exec round waits inline: a task id is known after it, so an abort can
  * cancel the task; quick commands finish inside it in one kernel round trip. */
@@ -29,6 +31,8 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Present when the request carried a progress token. */
   progress?: (elapsedMs: number, message: string) => Promise<void>;
+  /** Present when the person can be asked in the host and an approver is configured. */
+  host?: HostAsk;
 }
 
 type Obj = Record<string, unknown>;
@@ -254,6 +258,15 @@ async function runExec(a: z.infer<typeof ExecIn>, ctx: ToolContext): Promise<Too
       timeout_ms: Math.min(wait, FIRST_ROUND_MS),
     });
   } catch (e) {
+    // Needs approval: ask the person in the host, or hand back the three steps (issue 15).
+    if (e instanceof RpcError && e.code === RPC.APPROVAL_REQUIRED) {
+      const plan = () =>
+        ctx.link.call<PlanInfo>("exec", { ...base, mode: "plan" }).then((p) => ({
+          ...p,
+          src: a.src,
+        }));
+      return await approveAndApply(ctx.link, ctx.host, plan, "this needs approval", a.src);
+    }
     if (e instanceof RpcError) return await kernelResult(() => Promise.reject(e));
     throw e;
   }
@@ -328,11 +341,16 @@ const CapIn = z.strictObject({
     .describe("effect kinds the grant covers (default: the whole plan)"),
 });
 const PtyOpenIn = z.strictObject({
-  cmd: z.string().min(1),
+  cmd: z.string().min(1).describe("program, resolved like a command of the session (PATH, cwd)"),
   args: z.array(z.string()).optional(),
-  cols: Dim.optional(),
-  rows: Dim.optional(),
-  env: z.record(z.string(), z.string()).optional(),
+  cols: Dim.optional().describe("columns (default 80)"),
+  rows: Dim.optional().describe("rows (default 24)"),
+  env: z.record(z.string(), z.string()).optional().describe(
+    "variables over the session environment (TERM defaults to xterm-256color)",
+  ),
+  scrollback: z.int().min(0).max(10000).optional().describe(
+    "lines kept after they scroll off the screen (default 1000)",
+  ),
 });
 const PtySendIn = z.strictObject({
   pty_id: PtyId,
@@ -342,6 +360,25 @@ const PtySendIn = z.strictObject({
   ),
 });
 const PtyIdIn = z.strictObject({ pty_id: PtyId });
+const PtyReadIn = z.strictObject({
+  pty_id: PtyId,
+  wait_for: z.string().min(1).max(1024).optional().describe(
+    "a regular expression: return as soon as the output since the last read (or the screen) " +
+      "matches, the program exits, or timeout_ms passes — one call instead of polling",
+  ),
+  match: z.enum(["any", "output", "screen"]).optional().describe(
+    "where wait_for looks: any (default), output (only what was printed since the last read: " +
+      "use it to wait for the *next* prompt), screen (the whole visible screen)",
+  ),
+  flags: z.string().regex(/^[imsu]*$/).optional().describe("regex flags: i, m, s, u"),
+  timeout_ms: z.int().min(1).optional().describe(
+    "how long wait_for waits (default 10 s, at most the facade's wait budget)",
+  ),
+  scrollback: z.array(z.int()).min(1).max(2).optional().describe(
+    "[start, end) of the lines that scrolled off, numbered from the first; negative counts " +
+      "back from the newest ([-50]: the last 50)",
+  ),
+});
 const PtyResizeIn = z.strictObject({ pty_id: PtyId, cols: Dim, rows: Dim });
 
 /** Forward arguments to one kernel method; the result object becomes structuredContent. */
@@ -442,7 +479,20 @@ export const TOOLS: ToolDef[] = [
     outputSchema: objectOut(inlineProps, ["ref", "value"]),
     annotations: { title: "Apply an approved plan", ...RUNS },
     needs: "plan.apply",
-    run: forward("plan.apply"),
+    run: async (a, ctx) => {
+      try {
+        return toolOk(await ctx.link.call<Obj>("plan.apply", { plan_ref: a.plan_ref }));
+      } catch (e) {
+        if (!(e instanceof RpcError) || e.code !== RPC.APPROVAL_REQUIRED) {
+          return await kernelResult(() => Promise.reject(e), "plan.apply");
+        }
+        const plan = async () => {
+          const p = await ctx.link.call<Obj>("plan.get", { plan_ref: a.plan_ref });
+          return p as unknown as PlanInfo;
+        };
+        return await approveAndApply(ctx.link, ctx.host, plan, "the plan is not approved yet");
+      }
+    },
   },
   {
     name: "shoal_cap_request",
@@ -461,7 +511,8 @@ export const TOOLS: ToolDef[] = [
       openWorldHint: false,
     },
     needs: "cap.request",
-    run: forward("cap.request", (a) => ({ plan_ref: a.plan_ref, effects: a.effects ?? [] })),
+    run: (a, ctx) =>
+      requestApproval(ctx.link, ctx.host, String(a.plan_ref), (a.effects as unknown[]) ?? []),
   },
   ...ptyTools(),
 ];
@@ -475,7 +526,7 @@ function ptyTools(): ToolDef[] {
     method: string,
     out: Obj,
     ann: ToolDef["annotations"],
-    map?: (a: Obj) => Obj,
+    run?: ToolDef["run"],
   ): ToolDef => ({
     name,
     title,
@@ -484,24 +535,41 @@ function ptyTools(): ToolDef[] {
     outputSchema: out,
     annotations: { title, ...ann },
     needs: "pty.list",
-    run: forward(method, map),
+    run: run ?? forward(method),
   });
   const id = { pty_id: { type: "string" } };
+  const exit = { type: ["object", "null"], description: "{status, signal} once it ended" };
   return [
     pty(
       "shoal_pty_open",
       "Open a PTY",
-      "Start an interactive program on a pseudo-terminal.",
+      "Start an interactive program (a REPL, an editor, an installer that asks questions, top…) " +
+        "on a pseudo-terminal in the session's cwd and environment. Then read its screen with " +
+        "shoal_pty_read — with wait_for to wait for a prompt — and answer with shoal_pty_send; " +
+        "shoal_pty_close ends it.",
       PtyOpenIn,
       "pty.open",
-      objectOut({ ...id, pid: { type: "integer" } }, ["pty_id"]),
+      objectOut({ ...id, pid: { type: "integer" }, cols: {}, rows: {}, cmd: {} }, ["pty_id"]),
       RUNS,
-      (a) => ({ cmd: a.cmd, args: a.args ?? [], cols: a.cols, rows: a.rows, env: a.env ?? {} }),
+      (a, ctx) =>
+        kernelResult(async () => {
+          const r = await ctx.link.call<Obj>("pty.open", {
+            cmd: a.cmd,
+            args: a.args ?? [],
+            cols: a.cols,
+            rows: a.rows,
+            env: a.env ?? {},
+            scrollback: a.scrollback,
+          });
+          const lead = `Opened ${r.pty_id} (${r.cmd}, pid ${r.pid}, ${r.cols}x${r.rows}). ` +
+            `Read it with shoal_pty_read {"pty_id":"${r.pty_id}","wait_for":"<prompt regex>"}.`;
+          return toolOk(r, lead);
+        }, "pty.open"),
     ),
     pty(
       "shoal_pty_send",
       "Send to a PTY",
-      "Send text or named keys to a PTY.",
+      "Type text or named keys into a PTY, as a person at its terminal would.",
       PtySendIn,
       "pty.send",
       objectOut({ ...id, sent: { type: "integer" } }, ["pty_id"]),
@@ -510,34 +578,58 @@ function ptyTools(): ToolDef[] {
     pty(
       "shoal_pty_read",
       "Read a PTY screen",
-      "Read a PTY's rendered screen and cursor.",
-      PtyIdIn,
+      "Read a PTY's screen: its rows as plain text, the cursor, whether it changed since the " +
+        "last read, and whether the program is still alive (or how it exited). wait_for " +
+        "returns as soon as a regex matches; scrollback pages through lines that scrolled off.",
+      PtyReadIn,
       "pty.read",
-      objectOut({ ...id, screen: { type: "array" } }, ["pty_id"]),
+      objectOut({
+        ...id,
+        screen: { type: "array", items: { type: "string" } },
+        cursor: { type: "object" },
+        changed: { type: "boolean" },
+        alive: { type: "boolean" },
+        exit,
+        matched: { type: ["object", "null"] },
+        timed_out: { type: "boolean" },
+        scrollback: { type: "object" },
+      }, ["pty_id", "screen", "alive"]),
       { ...READS, idempotentHint: false },
+      (a, ctx) =>
+        kernelResult(async () => {
+          const args: Obj = { ...a };
+          // A wait never outlives the MCP call's budget.
+          if (args.wait_for !== undefined) {
+            args.timeout_ms = Math.min(
+              (args.timeout_ms as number | undefined) ?? 10_000,
+              ctx.budgetMs,
+            );
+          }
+          return ptyToolResult(await ctx.link.call<Obj>("pty.read", args));
+        }, "pty.read"),
     ),
     pty(
       "shoal_pty_resize",
       "Resize a PTY",
-      "Resize a PTY (1–1000 columns and rows).",
+      "Resize a PTY (1–1000 columns and rows); the program is told (SIGWINCH).",
       PtyResizeIn,
       "pty.resize",
-      objectOut(id, ["pty_id"]),
+      objectOut({ ...id, cols: {}, rows: {} }, ["pty_id"]),
       { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     ),
     pty(
       "shoal_pty_close",
       "Close a PTY",
-      "Close a PTY and end its program.",
+      "Close a PTY: its program and everything it started are killed. Closing again is harmless.",
       PtyIdIn,
       "pty.close",
-      objectOut({ ...id, closed: { type: "boolean" } }, ["pty_id"]),
+      objectOut({ ...id, closed: { type: "boolean" }, exit }, ["pty_id"]),
       { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
     ),
     pty(
       "shoal_pty_list",
       "List PTYs",
-      "List this session's open PTYs.",
+      "List this session's open PTYs (ids, programs, sizes, alive).",
       z.strictObject({}),
       "pty.list",
       objectOut({ ptys: { type: "array" } }, ["ptys"]),

@@ -84,8 +84,13 @@ export function subscribableChannel(uri: string): string {
     const n = taskNumber(u.segs[0]);
     if (n !== null) return `task.${n}`;
   }
+  if (u.root === "pty" && u.segs.length === 1) {
+    const m = /^(?:pty:)?([1-9][0-9]*)$/.exec(u.segs[0]);
+    if (m) return `pty.${m[1]}`; // screen changes (coalesced) and the exit
+  }
   throw new BadUri(
-    `only shoal://events/{channel} and shoal://task/{id}[/out] are subscribable (got ${uri})`,
+    `only shoal://events/{channel}, shoal://task/{id}[/out] and shoal://pty/{id} are ` +
+      `subscribable (got ${uri})`,
   );
 }
 

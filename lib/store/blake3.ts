@@ -97,3 +97,15 @@ export async function blake3Hex(data: Uint8Array | string): Promise<string> {
 export function isBlake3Hex(s: string): boolean {
   return /^[0-9a-f]{64}$/.test(s);
 }
+
+/**
+ * Keyed BLAKE3 (`key`: 32 bytes) hex digest — bearer-token digests (protocol §3.4). Tiny
+ * inputs, so it always uses `hash-wasm`'s keyed mode, whatever the bulk backend is.
+ */
+export async function keyedBlake3Hex(key: Uint8Array, data: Uint8Array | string): Promise<string> {
+  if (key.length !== 32) throw new Error("a keyed BLAKE3 key is 32 bytes");
+  const h = await createBLAKE3(256, key);
+  h.init();
+  h.update(typeof data === "string" ? new TextEncoder().encode(data) : data);
+  return h.digest("hex");
+}

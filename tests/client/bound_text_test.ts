@@ -1,5 +1,5 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
-import { boundText, stripAnsi, TEXT_CAP } from "../../lib/client/bound_text.ts";
+import { boundText, incompleteEscapeAt, stripAnsi, TEXT_CAP } from "../../lib/client/bound_text.ts";
 
 const enc = new TextEncoder();
 
@@ -9,6 +9,21 @@ Deno.test("stripAnsi removes CSI, OSC and two-byte escapes, keeps text", () => {
   assertEquals(stripAnsi("\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\"), "link");
   assertEquals(stripAnsi("a\x1bMb"), "ab");
   assertEquals(stripAnsi("no escapes"), "no escapes");
+  // What terminal programs emit besides CSI: charset selection (tput sgr0 is `ESC ( B ESC [m`),
+  // cursor save/restore, keypad modes, reset, and DCS strings.
+  assertEquals(stripAnsi("\x1b(Bplain\x1b[m"), "plain");
+  assertEquals(stripAnsi("\x1b7saved\x1b8 \x1b=k\x1b> \x1bcreset"), "saved k reset");
+  assertEquals(stripAnsi("a\x1bP1$r0m\x1b\\b"), "ab");
+});
+
+Deno.test("incompleteEscapeAt finds an escape sequence cut off at the end", () => {
+  assertEquals(incompleteEscapeAt("plain"), -1);
+  assertEquals(incompleteEscapeAt("a\x1b[31mred"), -1);
+  assertEquals(incompleteEscapeAt("a\x1b[31"), 1);
+  assertEquals(incompleteEscapeAt("ab\x1b"), 2);
+  assertEquals(incompleteEscapeAt("ab\x1b]0;tit"), 2);
+  assertEquals(incompleteEscapeAt("ab\x1b("), 2);
+  assertEquals(incompleteEscapeAt("\x1b[1mab\x1b(B"), -1);
 });
 
 Deno.test("boundText keeps escapes for a tty and strips them otherwise", () => {

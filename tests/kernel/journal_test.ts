@@ -16,7 +16,7 @@ import { RPC } from "../../lib/client/errors.ts";
 import type { KernelEvent } from "../../lib/client/protocol.ts";
 import { type KernelHandle, startKernel } from "../../lib/kernel/server.ts";
 import { openStore } from "../../lib/store/mod.ts";
-import { grantsJournalRead, queryFilter } from "../../lib/kernel/kernel_journal.ts";
+import { defaultJournalAccess, queryFilter } from "../../lib/kernel/kernel_journal.ts";
 import { client, rpcError, tempDir, waitFor } from "./_helpers.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
@@ -127,8 +127,12 @@ Deno.test(
       ]);
       const stmts = await query(c, { kind: "statement" });
       assertEquals(stmts.length, 5, "3 + 1 (^true) + 1 (rm); a parse error has none");
-      // External command: proc_spawn; failure rows keep the language error.
-      assertEquals(spawn.effects, [{ kind: "proc_spawn", bin_hash: "", argv0: "true" }]);
+      // External command: the plan's proc_spawn + opaque (issue 15); failure rows keep the
+      // language error.
+      assertEquals(spawn.effects, [
+        { kind: "proc_spawn", bin_hash: "", argv0: "true" },
+        { kind: "opaque" },
+      ]);
       assertEquals(spawn.status, 0);
       assertEquals(rmErr.state, "error");
       assertEquals(rmErr.ok, false);
@@ -507,10 +511,10 @@ Deno.test(
 
 Deno.test("D-1: without journal_read a principal's query is scoped to its own rows", () => {
   const me = `uid:${Deno.uid()}`;
-  assertEquals(grantsJournalRead(me), true);
+  assertEquals(defaultJournalAccess(me), "all");
   assertEquals(queryFilter({ principal: "agent:a" }, me).principal, "agent:a");
   assertEquals(queryFilter({}, me).principal, undefined, "the local user reads every row");
-  assertEquals(grantsJournalRead("agent:reviewer"), false);
+  assertEquals(defaultJournalAccess("agent:reviewer"), "own");
   assertEquals(queryFilter({}, "agent:reviewer").principal, "agent:reviewer");
   assertEquals(
     queryFilter({ principal: "agent:reviewer" }, "agent:reviewer").principal,
@@ -523,6 +527,13 @@ Deno.test("D-1: without journal_read a principal's query is scoped to its own ro
     code = (e as { code: number }).code;
   }
   assertEquals(code, RPC.LEASH_DENIED);
+  code = 0;
+  try {
+    queryFilter({}, "agent:none", "none");
+  } catch (e) {
+    code = (e as { code: number }).code;
+  }
+  assertEquals(code, RPC.LEASH_DENIED, "no journal_read at all: refused");
   // ns bounds become inclusive ms bounds; kinds are normalised.
   const f = queryFilter({ since: 1_500_000, until: 2_500_000, effects: ["fs.write"] }, me);
   assertEquals([f.since, f.until, f.effects], [2, 2, ["fs_write"]]);
@@ -538,10 +549,10 @@ Deno.test(
       const w = join(dir, "work");
       await exec(c, "mkdir d\ntouch d/a.txt\ncp d/a.txt d/b.txt\nrm --permanent d/a.txt");
       const [row] = await query(c, { limit: 1 });
+      // The derived plan (issue 15), canonical: one effect per kind, sorted paths.
       assertEquals(row.effects, [
-        { kind: "fs_write", paths: [join(w, "d")] },
-        { kind: "fs_write", paths: [join(w, "d", "a.txt")] },
-        { kind: "fs_write", paths: [join(w, "d", "b.txt")] },
+        { kind: "fs_read", paths: [join(w, "d", "a.txt")] },
+        { kind: "fs_write", paths: [join(w, "d"), join(w, "d", "a.txt"), join(w, "d", "b.txt")] },
         { kind: "fs_delete", paths: [join(w, "d", "a.txt")] },
       ]);
       assertEquals((await query(c, { effects: ["fs_delete", "fs_write"] })).length, 1);

@@ -33,16 +33,17 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
         assertEquals(caps.tier, null);
         assertEquals(caps.profile, "local-human");
         assertEquals(a.caps_enforced, false);
-        assertMatch(String(caps.note), /nothing is enforced/);
+        assertMatch(String(caps.note), /allows every effect; nothing is sandboxed/);
+        assertEquals([caps.opaque, caps.policy, caps.approver], ["allow", "builtin", true]);
         assertMatch(String(a.env_hash), /^[0-9a-f]{64}$/);
         assertEquals(a.ast_version, 2);
         assertEquals(a.channels, ["session.transcript", "journal", "approval", "render"]);
         assertEquals((a.elide_defaults as R).hard_cap, 65536);
         assertEquals((a.cwd as R).display, dir);
-        // Tokens: no token store yet.
+        // Tokens: an ephemeral kernel has no token store (tests/kernel/leash_test.ts has one).
         const e = await rpcError(raw.call("session.attach", { token: "abc" }));
         assertEquals(e.code, RPC.AUTH_FAILED);
-        assertMatch(e.message, /no token store/);
+        assertMatch(e.message, /unavailable in ephemeral kernel/);
         assertEquals(
           (await rpcError(raw.call("session.attach", { session: "../x" }))).code,
           RPC.INVALID_PARAMS,
@@ -189,7 +190,7 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       },
     );
 
-    await t.step("exec: param errors and modes that have not landed", async () => {
+    await t.step("exec: param errors", async () => {
       assertEquals((await rpcError(c.call("exec", {}))).code, RPC.INVALID_PARAMS);
       assertEquals(
         (await rpcError(c.call("exec", { src: "1", mode: "x" }))).code,
@@ -211,11 +212,10 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
         (await rpcError(c.call("exec", { src: "1", elide: 3 }))).code,
         RPC.INVALID_PARAMS,
       );
-      for (const mode of ["plan", "approved"]) {
-        const e = await rpcError(c.call("exec", { src: "1", mode }));
-        assertEquals(e.code, RPC.METHOD_NOT_FOUND);
-        assertMatch(e.message, /not available yet/);
-      }
+      // Approved mode is internal re-entry: without an approved plan it is refused.
+      const e = await rpcError(c.call("exec", { src: "1", mode: "approved" }));
+      assertEquals(e.code, RPC.LEASH_DENIED);
+      assertMatch(e.message, /requires an approved plan_ref/);
     });
 
     await t.step("exec: elision per call, render bounded, statement sink in render", async () => {

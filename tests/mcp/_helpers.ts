@@ -51,10 +51,16 @@ export interface TestKernel {
   stop(): Promise<void>;
 }
 
-/** Start `shoal kernel --ephemeral` on a temp socket and wait for its ready line. */
-export async function startKernel(): Promise<TestKernel> {
-  const dir = await Deno.makeTempDir({ prefix: "shoal-mcp-test-" });
+/**
+ * Start `shoal kernel` on a temp socket (`--ephemeral` unless `args` say otherwise; `setup`
+ * prepares the temp dir first and returns extra flags) and wait for its ready line.
+ */
+export async function startKernel(
+  setup?: (dir: string) => Promise<string[]>,
+): Promise<TestKernel> {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-mcp-test-" }));
   const socket = join(dir, "run", "k.sock");
+  const flags = setup ? await setup(dir) : ["--ephemeral"];
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
@@ -66,7 +72,7 @@ export async function startKernel(): Promise<TestKernel> {
       "kernel",
       "--socket",
       socket,
-      "--ephemeral",
+      ...flags,
     ],
     cwd: dir,
     stdin: "null",

@@ -37,16 +37,26 @@ function mcpCommand(args: string[], env: Record<string, string>) {
   });
 }
 
-Deno.test("usage: -h and unknown arguments exit 2 with usage on stderr", opts, async () => {
-  for (const args of [["-h"], ["--bogus"], ["--socket"]]) {
-    const child = mcpCommand(args, {}).spawn();
-    await child.stdin.close();
-    const out = await within(30_000, child.output(), "usage exit");
-    assertEquals(out.code, 2, args.join(" "));
-    assertMatch(new TextDecoder().decode(out.stderr), /usage: shoal-mcp/);
-    assertEquals(out.stdout.length, 0);
-  }
-});
+Deno.test(
+  "usage: -h exits 0 with usage on stdout; unknown arguments exit 2 on stderr",
+  opts,
+  async () => {
+    // Asked-for help is a success (CLI hygiene, issue 14); no MCP session starts either way.
+    const hc = mcpCommand(["-h"], {}).spawn();
+    await hc.stdin.close();
+    const help = await within(30_000, hc.output(), "help exit");
+    assertEquals(help.code, 0);
+    assertMatch(new TextDecoder().decode(help.stdout), /usage: shoal-mcp/);
+    for (const args of [["--bogus"], ["--socket"]]) {
+      const child = mcpCommand(args, {}).spawn();
+      await child.stdin.close();
+      const out = await within(30_000, child.output(), "usage exit");
+      assertEquals(out.code, 2, args.join(" "));
+      assertMatch(new TextDecoder().decode(out.stderr), /usage: shoal-mcp/);
+      assertEquals(out.stdout.length, 0);
+    }
+  },
+);
 
 Deno.test("SHOAL_NO_AUTOSTART with no kernel: exit 1 with a clear message", opts, async () => {
   const dir = await Deno.makeTempDir({ prefix: "shoal-mcp-noauto-" });

@@ -41,11 +41,15 @@ Deno.test("subscribable URIs map to kernel channels", () => {
   assertEquals(subscribableChannel("shoal://task/9"), "task.9");
   assertEquals(subscribableChannel("shoal://task/9/out"), "task.9");
   assertEquals(subscribableChannel("shoal://task/task:9/out?path=.x"), "task.9");
+  assertEquals(subscribableChannel("shoal://pty/3"), "pty.3");
+  assertEquals(subscribableChannel("shoal://pty/pty:3"), "pty.3");
   for (
     const u of [
       "shoal://out/1",
       "shoal://session/env",
-      "shoal://pty/1",
+      "shoal://pty",
+      "shoal://pty/x",
+      "shoal://pty/1/extra",
       "shoal://jobs",
       "shoal://task/x",
     ]

@@ -155,6 +155,7 @@ export function runShl(
     const child = childEvaluator(ev);
     child.root.declare("args", new ListV(args));
     child.root.declare("script", new PathV(path));
+    child.gateProgram(program, `run ${path}`, span);
     return child.evalProgram(program);
   });
 }
@@ -389,6 +390,7 @@ function sourceFile(ev: Evaluator, target: Value, sc: Scope, span: Span): MaybeP
     span,
     ev.boundNames(),
   );
+  ev.gateProgram(program, `source ${abs}`, span);
   return nested(ev, span, () => {
     const body = compileBody(ev, program.body, "top");
     return then(body(sc), (r) => {
@@ -463,6 +465,7 @@ function useModule(ev: Evaluator, target: string, sc: Scope, span: Span): MaybeP
   let r: MaybePromise<Value>;
   const child = childEvaluator(ev, dirname(path));
   try {
+    child.gateProgram(program, `use ${path}`, span);
     r = nested(ev, span, () => child.evalProgram(program));
   } catch (e) {
     done();

@@ -5,9 +5,11 @@
  * @module
  */
 
+import { RPC, RpcError } from "../../client/errors.ts";
 import type { Subscription } from "../event_bus.ts";
 import { invalid, optUint, reqString } from "./params.ts";
 import { att, type Conn, type KernelServices, type P, type Register } from "./types.ts";
+import { APPROVAL_SCOPE } from "../leash_service.ts";
 
 /** Largest client-published event payload (compact JSON characters). */
 export const MAX_PAYLOAD = 65536;
@@ -18,6 +20,27 @@ function validChannel(p: P, method: string): string {
   const ch = reqString(p, "channel", method);
   if (ch === "" || ch.length > 256) throw invalid("`channel` must be 1–256 characters");
   return ch;
+}
+
+/** A `pty.N` channel is readable only by the PTY's principal (D-14; else "unknown PTY"). */
+function checkPtyChannel(k: KernelServices, channel: string, conn: Conn): void {
+  const m = /^pty\.([1-9][0-9]*)$/.exec(channel);
+  if (m === null) return;
+  const a = att(conn);
+  if (!k.ptys.owns(`pty:${m[1]}`, a.session, a.principal)) {
+    throw new RpcError(RPC.UNKNOWN_PTY, "unknown or closed pty_id", { pty_id: `pty:${m[1]}` });
+  }
+}
+
+/**
+ * The bus scope a connection reads `channel` in: its session's, except `approval` for a
+ * principal who may approve other principals' plans — that reads the kernel-wide approval
+ * stream (every request, decision and policy report; issue 15).
+ */
+function scopeOf(k: KernelServices, conn: Conn, channel: string): string {
+  const a = att(conn);
+  if (channel === "approval" && k.leash?.policies().isApprover(a.principal)) return APPROVAL_SCOPE;
+  return a.session.name;
 }
 
 /** Add the events family; returns the live subscription count (for `kernel.stats`). */
@@ -32,10 +55,16 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
 
   add("events.read", async (p, conn) => {
     const channel = validChannel(p, "events.read");
+    checkPtyChannel(k, channel, conn);
     const since = p.since === undefined || p.since === null ? null : optUint(p, "since")!;
     const limit = optUint(p, "limit");
     // Durable channels read from the journal what the ring does not hold (D-20).
-    const events = await k.bus.history(att(conn).session.name, channel, since, limit ?? undefined);
+    const events = await k.bus.history(
+      scopeOf(k, conn, channel),
+      channel,
+      since,
+      limit ?? undefined,
+    );
     return { channel, events };
   });
 
@@ -69,8 +98,9 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
 
   add("events.subscribe", (p, conn) => {
     const channel = validChannel(p, "events.subscribe");
+    checkPtyChannel(k, channel, conn);
     const since = p.since === undefined || p.since === null ? null : optUint(p, "since")!;
-    const scope = att(conn).session.name;
+    const scope = scopeOf(k, conn, channel);
     let subs = subsOf.get(conn);
     if (!subs) {
       const mine = new Map<string, { scope: string; sub: Subscription }>();

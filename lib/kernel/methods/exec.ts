@@ -17,7 +17,10 @@ import {
   sleep,
   untilClosed,
 } from "./params.ts";
-import { att, type KernelServices, type Register } from "./types.ts";
+import { att, type Attachment, type Conn, type KernelServices, type Register } from "./types.ts";
+import type { ElideSpec } from "../../value/elide.ts";
+import type { Effect } from "../../leash/mod.ts";
+import { approvedEffects, storePlan } from "./plans.ts";
 
 /** Tasks that may wait behind a session's running one (D-31: bounded queues). */
 export const MAX_QUEUED = 10_000;
@@ -30,20 +33,61 @@ function inlineOrThrow(t: Task): unknown {
   throw new RpcError(e.code, e.message, e.data);
 }
 
+/** What one exec runs with. */
+export interface ExecRequest {
+  src: string;
+  position: "stmt" | "value";
+  background: boolean;
+  timeoutMs: number | undefined;
+  elide: ElideSpec | null;
+  /** Approved mode: the stored plan's effects (the session re-derives and compares, D-22). */
+  approved: Effect[] | undefined;
+}
+
+/** Queue an exec as a task of the attachment's session; its result, or the task handle. */
+export async function submitExec(k: KernelServices, a: Attachment, conn: Conn, r: ExecRequest) {
+  // A policy edited since the last exec reaches the session before this exec does.
+  k.leash?.policies();
+  const limit = k.maxQueued ?? MAX_QUEUED;
+  if (a.session.queued >= limit) {
+    throw new RpcError(
+      RPC.INTERNAL_ERROR,
+      `session "${a.session.visibleName}" already has ${limit} tasks waiting; await or ` +
+        `cancel some before queueing more`,
+      { queued: a.session.queued, limit },
+    );
+  }
+  const t = k.tasks.create(a.session.name, r.src, r.position, r.elide, a.tty);
+  t.approved = r.approved;
+  k.journal?.notePrincipal(t, a.principal); // the journal row's principal (issue 7)
+  t.keepResult = !r.background; // nobody waits for an async task's inline result
+  a.session.submit(t);
+  const handle = { task: t.ref, events: t.channel };
+  if (r.background) return handle;
+  const waited = r.timeoutMs === undefined ? t.done : Promise.race([t.done, sleep(r.timeoutMs)]);
+  await untilClosed(conn, waited);
+  if (!t.finished && conn.closed.aborted) {
+    // Its client left before it was answered: work still queued for nobody is cancelled (a
+    // new exec of the session must not wait behind it); a running one finishes unread.
+    t.keepResult = false;
+    if (t.state === "queued") a.session.cancel(t, "its client disconnected");
+    return handle;
+  }
+  if (!t.finished) {
+    t.keepResult = false;
+    return { ...handle, timed_out: true };
+  }
+  return inlineOrThrow(t);
+}
+
 /** Add the exec family. */
 export function addExecMethods(add: Register, k: KernelServices): void {
   add("exec", async (p, conn) => {
     const src = reqString(p, "src", "exec");
     const mode = optString(p, "mode") ?? "run";
-    if (mode === "plan" || mode === "approved") {
-      throw new RpcError(
-        RPC.METHOD_NOT_FOUND,
-        `exec mode "${mode}" is not available yet: plans and approval arrive with the Leash ` +
-          `issue; use mode "run"`,
-        { mode },
-      );
+    if (mode !== "run" && mode !== "plan" && mode !== "approved") {
+      throw invalid(`mode must be run, plan or approved (got ${mode})`);
     }
-    if (mode !== "run") throw invalid(`mode must be run, plan or approved (got ${mode})`);
     const position = optString(p, "position") ?? "stmt";
     if (position !== "stmt" && position !== "value") {
       throw invalid(`position must be stmt or value (got ${position})`);
@@ -51,36 +95,11 @@ export function addExecMethods(add: Register, k: KernelServices): void {
     const background = (optBool(p, "async") ?? false) || (optBool(p, "background") ?? false);
     const timeoutMs = optUint(p, "timeout_ms");
     const elide = optElide(p);
+    const planRef = optString(p, "plan_ref");
     const a = att(conn);
-    const limit = k.maxQueued ?? MAX_QUEUED;
-    if (a.session.queued >= limit) {
-      throw new RpcError(
-        RPC.INTERNAL_ERROR,
-        `session "${a.session.name}" already has ${limit} tasks waiting; await or ` +
-          `cancel some before queueing more`,
-        { queued: a.session.queued, limit },
-      );
-    }
-    const t = k.tasks.create(a.session.name, src, position, elide, a.tty);
-    k.journal?.notePrincipal(t, a.principal); // the journal row's principal (issue 7)
-    t.keepResult = !background; // nobody waits for an async task's inline result
-    a.session.submit(t);
-    const handle = { task: t.ref, events: t.channel };
-    if (background) return handle;
-    const waited = timeoutMs === undefined ? t.done : Promise.race([t.done, sleep(timeoutMs)]);
-    await untilClosed(conn, waited);
-    if (!t.finished && conn.closed.aborted) {
-      // Its client left before it was answered: work still queued for nobody is cancelled (a
-      // new exec of the session must not wait behind it); a running one finishes unread.
-      t.keepResult = false;
-      if (t.state === "queued") a.session.cancel(t, "its client disconnected");
-      return handle;
-    }
-    if (!t.finished) {
-      t.keepResult = false;
-      return { ...handle, timed_out: true };
-    }
-    return inlineOrThrow(t);
+    if (mode === "plan") return await storePlan(k, a, src);
+    const approved = mode === "approved" ? approvedEffects(k, a, src, planRef) : undefined;
+    return await submitExec(k, a, conn, { src, position, background, timeoutMs, elide, approved });
   });
 
   add("value.get", (p, conn) => {

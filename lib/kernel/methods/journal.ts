@@ -29,7 +29,8 @@ export function addJournalMethods(add: Register, journal: KernelJournal | null):
     return blobGet(journal.store, p);
   });
   add("journal.query", async (p, conn) => {
-    const f = queryFilter(p, conn.attachment!.principal);
+    const principal = conn.attachment!.principal;
+    const f = queryFilter(p, principal, journal?.access(principal));
     if (journal === null) return [];
     return (await journal.store.journal.query(f)).map(entryJson);
   });
@@ -41,7 +42,8 @@ export function addJournalMethods(add: Register, journal: KernelJournal | null):
     const principal = conn.attachment!.principal;
     const e = journal === null ? null : await journal.store.journal.get(id);
     // Rows the principal may not read are indistinguishable from missing ones (D-1).
-    if (e === null || (queryFilter({}, principal).principal ?? e.principal) !== e.principal) {
+    const access = journal?.access(principal) ?? "none";
+    if (e === null || access === "none" || (access === "own" && e.principal !== principal)) {
       throw new RpcError(RPC.UNKNOWN_REF, `no journal entry ${id}`, { id });
     }
     return { ...entryJson(e), statements: e.statements.map(entryJson) };

@@ -81,3 +81,26 @@ export async function untilClosed(conn: Conn, p: Promise<unknown>): Promise<void
     conn.closed.removeEventListener("abort", onAbort);
   }
 }
+
+/** An optional array of strings. */
+export function optStringArray(p: P, key: string): string[] | undefined {
+  const v = p[key];
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== "string")) {
+    throw invalid(`\`${key}\` must be an array of strings`);
+  }
+  return v as string[];
+}
+
+/** An optional object whose values are all strings. */
+export function optStringRecord(p: P, key: string): Record<string, string> | undefined {
+  const v = p[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== "object" || Array.isArray(v)) {
+    throw invalid(`\`${key}\` must be an object of strings`);
+  }
+  for (const [k, x] of Object.entries(v)) {
+    if (typeof x !== "string") throw invalid(`\`${key}.${k}\` must be a string`);
+  }
+  return v as Record<string, string>;
+}

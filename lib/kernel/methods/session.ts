@@ -9,10 +9,12 @@ import { RPC, RpcError } from "../../client/errors.ts";
 import { type AttachResult, STATIC_CHANNELS } from "../../client/protocol.ts";
 import { parse, ParseError } from "../../syntax/mod.ts";
 import { ELIDE_DEFAULTS } from "../../value/elide.ts";
-import { complete } from "../complete.ts";
+import { complete } from "../../eval/complete.ts";
 import { availableTier } from "../tier.ts";
 import { invalid, optBool, optString, optUint, reqString } from "./params.ts";
 import { att, type KernelServices, type P, type Register } from "./types.ts";
+import type { Identity } from "../leash_service.ts";
+import { localPrincipal } from "../../leash/mod.ts";
 
 /** Session names: the same alphabet as socket names, a little longer. */
 const SESSION_NAME = /^[A-Za-z0-9._-]{1,128}$/;
@@ -26,12 +28,7 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
         `invalid session name ${JSON.stringify(name)}: use 1–128 letters, digits, '.', '_' or '-'`,
       );
     }
-    if (optString(p, "token") !== undefined) {
-      throw new RpcError(
-        RPC.AUTH_FAILED,
-        "bearer tokens unavailable: this kernel has no token store yet; attach without a token",
-      );
-    }
+    const token = optString(p, "token");
     const client = p.client;
     if (
       client !== undefined && client !== null &&
@@ -42,23 +39,13 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
     const c = (client ?? {}) as P;
     const kind = optString(c, "kind") ?? "";
     const tty = optBool(c, "tty") ?? false;
-    const session = await k.session(name);
-    const principal = `uid:${Deno.uid() ?? 0}`;
-    conn.attachment = { session, principal, tty, kind };
+    const who = k.leash ? await k.leash.identify(token) : noLeash(token);
+    const session = await k.session(name, who.principal);
+    conn.attachment = { session, principal: who.principal, tty, kind, ...identityOf(who) };
     const result: AttachResult = {
       session: name,
-      principal,
-      caps: {
-        enforced: false,
-        tier: null,
-        available_tier: availableTier(),
-        policy_principal: principal,
-        profile: "local-human",
-        token_caps: [],
-        opaque: "allow",
-        note: "nothing is enforced yet: this kernel has no policy engine or sandbox; " +
-          "every effect runs with the kernel's own permissions",
-      },
+      principal: who.principal,
+      caps: capsOf(k, who),
       cwd: session.init.cwdNote
         ? { display: session.facts.cwd, note: session.init.cwdNote }
         : { display: session.facts.cwd },
@@ -98,8 +85,58 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
   add("complete", (p, conn) => {
     const src = reqString(p, "src", "complete");
     const cursor = optUint(p, "cursor");
-    return { candidates: complete(src, cursor, conn.attachment?.session.facts.names ?? null) };
+    // Attached: the session's worker completes with its bindings, cwd, env and PATH (paths,
+    // executables) and says which bytes the candidates replace (`from`). Unattached: the
+    // context-free words only.
+    if (conn.attachment) return conn.attachment.session.request("complete", { src, cursor });
+    return { candidates: complete(src, cursor, null) };
   }, false);
+}
+
+/** Without Leash (a benchmark kernel): the kernel's own user only, no tokens. */
+function noLeash(token: string | undefined): Identity {
+  if (token !== undefined) {
+    throw new RpcError(
+      RPC.AUTH_FAILED,
+      "bearer tokens unavailable: this kernel runs without Leash",
+    );
+  }
+  return { principal: localPrincipal(), profile: "local-human", caps: [], tokenId: null };
+}
+
+function identityOf(who: Identity) {
+  return { profile: who.profile, caps: who.caps, tokenId: who.tokenId };
+}
+
+/**
+ * `caps` as they are (protocol §3.3, D-33): nothing is OS-enforced yet, so `enforced` is false
+ * and `tier` is the tier active for this principal — null when its policy restricts nothing
+ * (the person), "D" (advisory: plan verdicts only) when it does; `available_tier` is the best
+ * backend the host has. `opaque` is the principal's verdict for an opaque effect.
+ */
+function capsOf(k: KernelServices, who: Identity): AttachResult["caps"] {
+  const set = k.leash?.policies();
+  const policy = set?.compiled(who.principal) ?? null;
+  const source = set?.sourceOf(who.principal) ?? "builtin";
+  const unrestricted = set === undefined || policy?.allowAll === true;
+  const opaque = set === undefined ? "allow" : policy?.effectVerdict({ kind: "opaque" }) ?? "deny";
+  return {
+    enforced: false,
+    tier: unrestricted ? null : "D",
+    available_tier: availableTier(),
+    policy_principal: source === "none" ? null : who.principal,
+    profile: who.profile,
+    token_caps: who.caps,
+    opaque,
+    approver: set?.isApprover(who.principal) ?? true,
+    policy: source,
+    note: source === "none"
+      ? `no policy section for ${who.principal}: every effect and plan is denied`
+      : unrestricted
+      ? "this principal's policy allows every effect; nothing is sandboxed"
+      : "the policy is evaluated on every plan and exec (advisory, tier D); no OS sandbox " +
+        "enforces it yet (caps_enforced is false)",
+  };
 }
 
 /** Parser binding context from a session's root bindings. */

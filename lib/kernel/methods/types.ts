@@ -10,6 +10,8 @@ import type { EventBus } from "../event_bus.ts";
 import type { KernelJournal } from "../kernel_journal.ts";
 import type { SessionHost } from "../session_host.ts";
 import type { TaskRegistry } from "../tasks.ts";
+import type { PtyRegistry } from "../pty_registry.ts";
+import type { KernelLeash } from "../leash_service.ts";
 
 /** One connection's attachment. */
 export interface Attachment {
@@ -17,16 +19,25 @@ export interface Attachment {
   principal: string;
   tty: boolean;
   kind: string;
+  /** Token metadata (issue 15): echoed at attach, not enforced (D-18). */
+  profile: string;
+  caps: string[];
+  /** The token this attachment used (re-checked before each request), or null. */
+  tokenId: string | null;
 }
 
 /** What the method handlers need from the kernel. */
 export interface KernelServices {
   bus: EventBus;
   tasks: TaskRegistry;
+  /** Which PTY belongs to which session and principal; the quota (issue 17). */
+  ptys: PtyRegistry;
   /** The journal and content store (null: this kernel keeps none). (issue 7) */
   journal?: KernelJournal | null;
-  /** The named session, created (and started) on first use. */
-  session(name: string): Promise<SessionHost>;
+  /** Leash: policies, tokens and plans (null: a kernel without it — benchmarks). */
+  leash?: KernelLeash | null;
+  /** The session `name` of `principal` (one per pair, D-13), created on first use. */
+  session(name: string, principal: string): Promise<SessionHost>;
   /** Tasks that may wait per session (default `MAX_QUEUED`). */
   maxQueued?: number;
   /** Connections currently open (debug counters). */
@@ -46,11 +57,25 @@ export type Register = (
   requiresAttach?: boolean,
 ) => void;
 
-/** A registrar over `m` that refuses to register a name twice (families must not collide). */
-export function registrar(m: Methods<Attachment>): Register {
+/**
+ * A registrar over `m` that refuses to register a name twice (families must not collide). A
+ * method that needs an attachment first re-checks a token attachment's token (`recheck`), so a
+ * revoked bearer stops working on its next request.
+ */
+export function registrar(
+  m: Methods<Attachment>,
+  recheck?: (conn: Conn) => Promise<void> | undefined,
+): Register {
   return (name, handler, requiresAttach = true) => {
     if (m.has(name)) throw new Error(`kernel method ${name} registered twice`);
-    m.set(name, { handler, requiresAttach });
+    const h: Handler<Attachment> = requiresAttach && recheck
+      ? (p, conn) => {
+        if (!conn.attachment?.tokenId) return handler(p, conn);
+        const wait = recheck(conn); // undefined: checked already, nothing to wait for
+        return wait === undefined ? handler(p, conn) : wait.then(() => handler(p, conn));
+      }
+      : handler;
+    m.set(name, { handler: h, requiresAttach });
   };
 }
 
