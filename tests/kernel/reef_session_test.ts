@@ -44,6 +44,21 @@ Deno.test(
         const src = "let w = (which faketool).out\n[w.scope, w.version]";
         assertEquals((await c.call<R>("exec", { src })).render, '["reef", "22.0.0"]');
 
+        // PTYs resolve like every other spawn: the locked binary; an unlocked one is refused.
+        const pty = await c.call<R>("pty.open", { cmd: "faketool", args: ["in-a-pty"] });
+        const screen = await c.call<R>("pty.read", {
+          pty_id: pty.pty_id,
+          wait_for: "faketool 22\\.0\\.0 ran in-a-pty",
+          timeout_ms: 15000,
+        });
+        assert((screen.screen as string[]).some((l) => l.includes("22.0.0 ran in-a-pty")));
+        await c.call("pty.close", { pty_id: pty.pty_id });
+        t.write(".reef.toml", '[tools]\nfaketool = "22"\nother = "*"\n');
+        t.tool("bin/other", "1.0.0");
+        const pe = await rpcError(c.call("pty.open", { cmd: "other", args: [] }));
+        assertEquals(pe.code, RPC.PTY_SPAWN_FAILED);
+        assertEquals((pe.data as R).code, "reef_unlocked");
+
         const view = await c.call<R>("session.reef", {});
         assertEquals(view.active_scope, t.root);
         const mine = (view.bindings as R[]).filter((b) => b.tool === "faketool");
