@@ -40,6 +40,11 @@ SUBCOMMANDS.set(
   "__session",
   async () => (await import("./lib/kernel/session_worker.ts")).serveSession(),
 );
+// A confined session's launcher (issue 16): confines itself, then execs the session process.
+SUBCOMMANDS.set(
+  "__sandbox",
+  async (args) => (await import("./lib/exec/sandbox_launcher.ts")).sandboxMain(args),
+);
 SUBCOMMANDS.set("mcp", async (args) => (await import("./lib/mcp/mod.ts")).mcpMain(args));
 SUBCOMMAND_HELP.set("mcp", "the MCP facade on stdio (same as shoal-mcp)");
 // Journal, retention and undo over the state directory (issue 7).

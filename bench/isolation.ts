@@ -9,6 +9,9 @@
  *    the same on an existing session.
  * 3. Containment under load: `exec "1 + 2"` in one session while another grows to its heap
  *    limit and dies, vs the same with the other session idle.
+ * 4. Confinement: `^true` in a confined session (Landlock, socket filter, bubblewrap) vs an
+ *    unconfined one (target ≤ 1.2×), two kernels in this process alternated in rounds; and
+ *    the start of a confined session vs an unconfined one.
  *
  * @module
  */
@@ -16,6 +19,9 @@
 import { join } from "node:path";
 import { KernelClient } from "../lib/client/client.ts";
 import { line, med, startEchoServer, startProcess, times } from "./_kernel_bench.ts";
+import { startKernel } from "../lib/kernel/server.ts";
+import { emptySandboxSpec } from "../lib/exec/sandbox_spec.ts";
+import { hostSandbox } from "../lib/exec/sandbox.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
 
@@ -86,7 +92,7 @@ async function main(): Promise<void> {
     while (!finished) busy.push(...await times(20, () => k.call("exec", { src: "1 + 2" })));
     const err = await hogDone;
     console.log(
-      `a neighbour hit its heap limit: ${String(err?.message ?? err).slice(0, 60)}…`,
+      `a neighbour hit its heap limit: ${String((err as Error)?.message ?? err).slice(0, 60)}…`,
     );
     const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.99)];
     console.log(
@@ -107,4 +113,67 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.main) await main();
+/** 4. A confined session's `^true` and start against an unconfined one's, in one run. */
+async function confinement(): Promise<void> {
+  const host = hostSandbox();
+  if (host.landlockAbi < 4 || !host.seccomp) {
+    console.log("confinement: not measured (no Landlock ABI ≥ 4 or socket filter here)");
+    return;
+  }
+  const dir = await Deno.makeTempDir({ prefix: "shoal-bench-confine-" });
+  const spec = { ...emptySandboxSpec(), fs_read: [`${dir}/**`], fs_write: [`${dir}/**`] };
+  const start = (name: string, confined: boolean) =>
+    startKernel({
+      socket: join(dir, `${name}.sock`),
+      ephemeral: true,
+      journal: false,
+      cwd: dir,
+      confinement: () => (confined ? spec : null),
+    });
+  const open = await start("open", false);
+  const shut = await start("shut", true);
+  try {
+    const attach = (path: string, session: string) =>
+      KernelClient.connect({ socket: path, attach: { session } });
+    const o = await attach(open.path, "b");
+    const c = await attach(shut.path, "b");
+    const run = (k: KernelClient) => () => k.call("exec", { src: "^true" });
+    await times(100, run(o));
+    await times(100, run(c));
+    const openT: number[] = [];
+    const shutT: number[] = [];
+    for (let r = 0; r < 10; r++) {
+      openT.push(...await times(50, run(o)));
+      shutT.push(...await times(50, run(c)));
+    }
+    line("exec `^true` confined vs unconfined", med(shutT), med(openT), 1.2);
+    const startOpen: number[] = [];
+    const startShut: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      for (const [path, out] of [[open.path, startOpen], [shut.path, startShut]] as const) {
+        const t = performance.now();
+        const x = await attach(path, `s${i}`);
+        await x.call("exec", { src: "1 + 2" });
+        out.push(performance.now() - t);
+        x.close();
+      }
+    }
+    console.log(
+      `session start (attach + first exec): confined ${med(startShut).toFixed(1)} ms vs ` +
+        `unconfined ${med(startOpen).toFixed(1)} ms: ${
+          (med(startShut) / med(startOpen)).toFixed(2)
+        }×`,
+    );
+    o.close();
+    c.close();
+  } finally {
+    await open.close();
+    await shut.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) {
+  await main();
+  await confinement();
+}

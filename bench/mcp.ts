@@ -22,9 +22,9 @@ import { fileURLToPath } from "node:url";
 import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { KernelClient } from "../lib/client/mod.ts";
+import { spawnKernel } from "./_kernel.ts";
 
 const root = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url));
-const MAIN = root("main.ts");
 const MCP = root("mcp.ts");
 const CONFIG = root("deno.json");
 const DENO_RUN = ["run", "-A", "--unstable-worker-options", "--config", CONFIG];
@@ -46,25 +46,8 @@ const ms = (x: number) => `${x.toFixed(3)} ms`;
 const fmt = (s: Stats) => `median ${ms(s.median)}  p90 ${ms(s.p90)}  p99 ${ms(s.p99)}`;
 
 /** A kernel subprocess on `socket`; resolves once it prints its ready line. */
-async function startKernel(socket: string, cwd: string): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [...DENO_RUN, MAIN, "kernel", "--socket", socket, "--ephemeral"],
-    cwd,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let seen = "";
-  while (!seen.includes("shoal-kernel: ready")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`kernel exited: ${seen}`);
-    seen += value;
-  }
-  (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })().catch(() => {});
-  return child;
+function startKernel(socket: string, cwd: string): Promise<Deno.ChildProcess> {
+  return spawnKernel(["--socket", socket, "--ephemeral"], cwd);
 }
 
 interface Mcp {

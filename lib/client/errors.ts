@@ -21,6 +21,10 @@ export const RPC = {
   UNKNOWN_PTY: -32022,
   PTY_SPAWN_FAILED: -32023,
   AUTH_FAILED: -32030,
+  /** A per-principal quota is reached (D-31); `data {quota, limit, used}`. */
+  QUOTA_EXCEEDED: -32040,
+  /** A hermetic principal needs a sandbox dimension this host cannot enforce; `data {missing, detail}`. */
+  SANDBOX_UNENFORCEABLE: -32041,
 } as const;
 
 /** A JSON-RPC error object. */

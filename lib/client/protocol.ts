@@ -37,6 +37,15 @@ export interface AttachResult {
     /** Where the policy comes from: the policy file, the built-in rule, or none (additive). */
     policy?: "file" | "builtin" | "none";
     note?: string;
+    /** §11.6 per-dimension enforcement for this principal on this host (issue 16). */
+    filesystem_enforced?: boolean;
+    network_enforced?: boolean;
+    spawn_exec_enforced?: boolean;
+    /** The kernel socket (every Unix socket) cannot be reached from the session. */
+    kernel_socket_unreachable?: boolean;
+    landlock_abi?: number;
+    /** What is in force, granted, widened or missing, in sentences. */
+    detail?: string;
   };
   /** `note`: why the session started somewhere else than asked (its directory is gone). */
   cwd: { display: string; raw?: string; note?: string };

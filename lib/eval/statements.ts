@@ -10,6 +10,7 @@ import type {
   BlockExpr,
   EnvAssignStmt,
   ForStmt,
+  Span,
   Stmt,
   WhileStmt,
 } from "../syntax/ast.ts";
@@ -166,13 +167,7 @@ function compileAssign(ev: Evaluator, s: AssignStmt): CS {
   const { target, op, span } = s;
   const bin = op === "=" ? null : (op[0] as "+" | "-" | "*" | "/");
   const assign = (sc: Scope, v: Value): Value => {
-    const cell = sc.lookup(target);
-    if (cell === undefined) {
-      throw fail("type_error", `cannot assign \`${target}\`: NotFound`, null, span);
-    }
-    if (!cell.mut) {
-      throw fail("type_error", `cannot assign \`${target}\`: Immutable`, null, span);
-    }
+    const cell = assignable(sc, target, span);
     if (bin !== null) {
       const old = cell.v;
       if (typeof old === "number" && typeof v === "number" && bin !== "/") {
@@ -188,10 +183,36 @@ function compileAssign(ev: Evaluator, s: AssignStmt): CS {
     return v;
   };
   return (sc) => {
+    // The target first: `FOO=bar` (a shell assignment) should say how to declare FOO rather
+    // than that `bar` is undefined.
+    assignable(sc, target, span);
     const v = V(sc);
     if (v instanceof Promise) return v.then((x) => assign(sc, x));
     return assign(sc, v);
   };
+}
+
+/** The cell `target` names, if it may be assigned; else a `type_error` that says what to do. */
+function assignable(sc: Scope, target: string, span: Span) {
+  const cell = sc.lookup(target);
+  if (cell === undefined) {
+    throw fail(
+      "type_error",
+      `cannot assign \`${target}\`: no variable \`${target}\` is declared here`,
+      `declare it first: \`var ${target} = …\` (or \`let ${target} = …\` if it never changes); ` +
+        `an environment variable is \`env.${target} = "…"\``,
+      span,
+    );
+  }
+  if (!cell.mut) {
+    throw fail(
+      "type_error",
+      `cannot assign \`${target}\`: it was bound with \`let\`, which cannot change`,
+      `declare it with \`var ${target} = …\` to reassign it`,
+      span,
+    );
+  }
+  return cell;
 }
 
 function compileEnvAssign(ev: Evaluator, s: EnvAssignStmt): CS {

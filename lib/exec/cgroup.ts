@@ -191,6 +191,20 @@ export class Cgroup {
     }
   }
 
+  /**
+   * Bound the memory of every member together (`memory.max`, bytes). Only where a memory
+   * controller is delegated to this cgroup (its parent enables `memory` in
+   * `cgroup.subtree_control`); false otherwise, and nothing is bounded here.
+   */
+  limitMemory(bytes: number): boolean {
+    try {
+      Deno.writeTextFileSync(join(this.path, "memory.max"), String(Math.floor(bytes)));
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
   /** SIGKILL every member at once. */
   kill(): void {
     try {

@@ -14,11 +14,13 @@ import { defaultStateDir, socketPath, validSocketSession } from "../client/disco
 import { closeInheritedFds } from "../exec/mod.ts";
 import { ListenError } from "./listen.ts";
 import { startKernel, StateDirError } from "./server.ts";
+import { parseQuota, type QuotaLimits } from "./quotas.ts";
 
 /** Usage text. */
 export const KERNEL_USAGE =
   "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] " +
-  "[--no-journal] [--session-memory MIB] [--policy FILE] [--token-store FILE] [--require-token]";
+  "[--no-journal] [--session-memory MIB] [--policy FILE] [--token-store FILE] [--require-token] " +
+  "[--quota NAME=N]…";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -36,6 +38,8 @@ export interface KernelArgs {
   requireToken: boolean;
   /** `--session-memory MIB`: heap limit of each session process (null: the default). */
   sessionMemoryMb: number | null;
+  /** `--quota NAME=N` (repeatable): per-principal quotas (D-31). */
+  quotas: Partial<QuotaLimits>;
   help: boolean;
 }
 
@@ -51,6 +55,7 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     tokenStore: null,
     requireToken: false,
     sessionMemoryMb: null,
+    quotas: {},
     help: false,
   };
   for (let i = 0; i < args.length; i++) {
@@ -101,6 +106,15 @@ export function parseKernelArgs(args: string[]): KernelArgs {
           );
         }
         out.sessionMemoryMb = n;
+        break;
+      }
+      case "--quota": {
+        try {
+          const [name, n] = parseQuota(value());
+          out.quotas[name] = n;
+        } catch (e) {
+          throw new Error(`${(e as Error).message}\n${KERNEL_USAGE}`);
+        }
         break;
       }
       case "-h":
@@ -159,6 +173,7 @@ export async function kernelMain(args: string[]): Promise<number> {
       requireToken: a.requireToken,
       ...(a.noJournal || !cfg.journal.enabled ? { journal: false } : {}),
       ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
+      quotas: a.quotas,
     });
   } catch (e) {
     // One line, no stack trace: what failed and what to do (issue 19).

@@ -9,7 +9,8 @@
  * @module
  */
 
-import type { BeginRequestInput, IntakeEvent, IntakeWriter } from "../store/mod.ts";
+import type { BeginRequestInput, IntakeEvent } from "../store/mod.ts";
+import type { IntakePort } from "./journal_ports.ts";
 import { type ExecRecord, type JournalDone, outcomeOf } from "./journal_messages.ts";
 
 /** The running exec's log state. */
@@ -25,10 +26,10 @@ const why = (e: unknown) => (e as Error)?.message ?? String(e);
 
 /** The exec log of one session worker. */
 export class ExecLog {
-  readonly #w: IntakeWriter;
+  readonly #w: IntakePort;
   #open: Open | null = null;
 
-  constructor(writer: IntakeWriter) {
+  constructor(writer: IntakePort) {
     this.#w = writer;
   }
 

@@ -111,4 +111,9 @@ export interface JournalInit {
   casDir: string;
   /** Where and under which name this worker logs its execs (`IntakeWriter`). */
   intake: { dir: string; token: string; worker: number };
+  /**
+   * A confined session (issue 16) reaches neither: it sends its intake lines and store
+   * operations to the kernel, and spills captures into this private directory first.
+   */
+  proxied?: { spillDir: string };
 }

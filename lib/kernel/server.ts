@@ -26,6 +26,9 @@ import {
   TokenStore,
   tokenStorePath,
 } from "../leash/mod.ts";
+import { emptySandboxSpec, type SandboxSpec } from "../exec/sandbox_spec.ts";
+import { type QuotaLimits, Quotas } from "./quotas.ts";
+import { DEFAULT_SESSION_MEMORY_MB } from "./session_process.ts";
 
 /** Options of `startKernel`. */
 export interface KernelOptions {
@@ -67,12 +70,19 @@ export interface KernelOptions {
   leash?: boolean;
   /** `~` in policy grants (default: `$HOME`). */
   home?: string;
+  /**
+   * What a principal's sessions may touch (issue 16): each session of a principal for which
+   * this returns a spec runs confined to it (Landlock, a socket filter, a private mount
+   * namespace); null means unconfined — the permissive local human. Default: from the
+   * principal's Leash policy (restricted ⇒ confined to it).
+   */
+  confinement?: (principal: string) => SandboxSpec | null;
+  /** Per-principal quotas (D-31); unset ones keep `DEFAULT_QUOTAS`. */
+  quotas?: Partial<QuotaLimits>;
 }
 
 /** Default bound on named sessions (each is a process). */
 export const MAX_SESSIONS = 64;
-/** Sessions one principal other than the kernel's own may hold (D-31). */
-export const MAX_SESSIONS_PER_PRINCIPAL = 16;
 
 /** The state directory cannot be used (the kernel refuses to start; nothing was bound). */
 export class StateDirError extends Error {
@@ -160,15 +170,25 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
     onError,
   });
   if (journal && leash) journal.access = (p) => leash.policies().journalAccess(p);
+  // Confinement (issue 16): a principal whose policy restricts anything runs its sessions under
+  // the OS sandbox lowered from it (its policy section is a sandbox spec as it is); one whose
+  // policy allows everything (the person's built-in policy) runs unconfined.
+  const confinement = opts.confinement ?? (leash === null ? undefined : (principal: string) => {
+    const policy = leash.policies().compiled(principal);
+    if (policy?.allowAll) return null;
+    return policy?.spec ?? emptySandboxSpec(); // no section: everything denied, nothing granted
+  });
   const conns = new Set<Deno.Conn>();
   let connectionsTotal = 0;
   let closing: Promise<void> | null = null;
 
   const ptys = new PtyRegistry(opts.maxPtysPerPrincipal);
+  const quotas = new Quotas(opts.quotas);
   const methods = kernelMethods({
     bus,
     tasks,
     ptys,
+    quotas,
     maxQueued: opts.maxQueued,
     journal,
     leash,
@@ -176,19 +196,23 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
       // One evaluator per (name, principal) (D-13): the kernel's own user keeps plain names.
       const local = leash?.local ?? localPrincipal();
       const name = principal === local ? visible : `${visible}@${principal}`;
+      // What the principal's sessions may touch (issue 16; null: unconfined).
+      const sandbox = confinement?.(principal) ?? null;
       let p = sessions.get(name);
-      if (!p) {
-        if (principal !== local) {
-          const mine = [...hosts].filter((h) => h.principal === principal).length;
-          if (mine >= MAX_SESSIONS_PER_PRINCIPAL) {
-            throw new RpcError(
-              RPC.INTERNAL_ERROR,
-              `${principal} already has ${MAX_SESSIONS_PER_PRINCIPAL} sessions (the limit per ` +
-                `principal); attach to one of them`,
-              { limit: MAX_SESSIONS_PER_PRINCIPAL },
-            );
-          }
-        }
+      if (p) {
+        // The session was made under its principal's confinement then: a policy that changed
+        // since must not leave it running under a sandbox that is no longer the principal's.
+        const key = JSON.stringify(sandbox);
+        p = p.then((h) => {
+          if (JSON.stringify(h.init.sandbox ?? null) === key) return h;
+          throw new RpcError(
+            RPC.LEASH_DENIED,
+            `session ${JSON.stringify(visible)} runs under another confinement than ` +
+              `${principal}'s policy now asks for; attach to a new session name`,
+            { session: visible },
+          );
+        });
+      } else {
         // Each session is a process with its own heap: a bound keeps a careless or hostile
         // client from exhausting memory (D-31).
         const limit = opts.maxSessions ?? MAX_SESSIONS;
@@ -200,6 +224,13 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
             { limit },
           );
         }
+        // Per principal too (D-31): how many it created (the kernel's own user is bounded by
+        // the kernel-wide limit alone), and their heaps together.
+        const memoryMb = opts.sessionMemoryMb ?? DEFAULT_SESSION_MEMORY_MB;
+        quotas.check(principal, "memory_mb", memoryMb);
+        if (principal !== local) quotas.check(principal, "sessions");
+        const leases = [quotas.take(principal, "memory_mb", memoryMb)];
+        if (principal !== local) leases.push(quotas.take(principal, "sessions"));
         let made: SessionHost | null = null;
         p = (async () => {
           const start = sessionStartCwd(startDir); // its note is shown at attach
@@ -217,6 +248,15 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
             stateDir: journal?.stateDir ?? opts.stateDir ?? null,
             // Never reuse a ref an earlier kernel gave this session (its values are gone).
             firstOut: (await journal?.lastOut(name) ?? 0) + 1,
+            sandbox,
+            places: {
+              state: [
+                ...(opts.stateDir ? [opts.stateDir] : []),
+                ...(journal ? [journal.casDir, journal.store.intakeDir] : []),
+              ],
+              runDir,
+              socket: bound.path,
+            },
           });
           hosts.add(h);
           await h.ready();
@@ -225,6 +265,7 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         p.catch(() => {
           sessions.delete(name);
           if (made) hosts.delete(made);
+          for (const l of leases) l.release();
         });
         sessions.set(name, p);
       }

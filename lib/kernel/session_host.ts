@@ -13,6 +13,8 @@
  * A session that dies on its own (out of memory, a crash) is handled the same way.
  */
 
+import { join } from "node:path";
+import { createHash } from "node:crypto";
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { EventBus } from "./event_bus.ts";
 import {
@@ -23,9 +25,11 @@ import {
   suspend as suspendGroup,
 } from "../exec/mod.ts";
 import { STARTED, type Task } from "./tasks.ts";
+import { JournalProxy } from "./journal_proxy.ts";
 import {
   type DoneMsg,
   type FromWorker,
+  type InitMsg,
   type RequestKind,
   type SessionFacts,
   type ToWorker,
@@ -36,6 +40,8 @@ import type { LeashInit } from "../leash/mod.ts";
 import { journalNote } from "./journal_messages.ts";
 import type { PtyNotice } from "./pty_session.ts";
 import { CancelSlots, SLOTS } from "./cancel_slots.ts";
+import { type SandboxSpec, SandboxSpecError } from "../exec/sandbox_spec.ts";
+import { type KernelPlaces, SessionConfinement } from "./session_sandbox.ts";
 import {
   DEFAULT_SESSION_MEMORY_MB,
   describeExit,
@@ -78,6 +84,13 @@ export interface SessionInit {
   cwdNote?: string | null;
   /** The kernel's state directory: the session's `rm` trash is below it (issue 13). */
   stateDir?: string | null;
+  /**
+   * What the session's principal may touch (issue 16): its process and everything it starts
+   * run confined to it. Null or absent: unconfined (the permissive local human).
+   */
+  sandbox?: SandboxSpec | null;
+  /** The kernel's private places a confined session must not see (with `sandbox`). */
+  places?: KernelPlaces;
 }
 
 /** SIGKILL a child process group of a dead session (it is no longer there to do it). */
@@ -142,12 +155,90 @@ export class SessionHost {
   ) {
     this.#leash = init.leash ?? null;
     // A principal may hold any characters: keep the slot file's name plain.
-    this.#slots = CancelSlots.create(
-      init.runDir ?? null,
-      `session-${name.replace(/[^A-Za-z0-9._@:-]/g, "_")}`,
-    );
+    const plain = name.replace(/[^A-Za-z0-9._@:-]/g, "_");
+    this.#slots = CancelSlots.create(init.runDir ?? null, `session-${plain}`);
     this.#lastOut = Math.max(0, (init.firstOut ?? 1) - 1);
+    let malformed: string | null = null;
+    this.confinement = null;
+    if (init.sandbox && init.places) {
+      // Where a confined session spills large captures before it stores them (through us).
+      // File names of its own: the session key with anything unusual replaced, and a digest
+      // of the key so that two keys never share one.
+      const own = `${name.replace(/[^A-Za-z0-9._-]/g, "_")}.${
+        createHash("sha256").update(name).digest("hex").slice(0, 12)
+      }`;
+      this.#scratch = Deno.makeTempDirSync({ dir: init.places.runDir, prefix: `${own}.` });
+      // Its own corner of the state directory (`rm`'s trash): never another principal's.
+      if (init.stateDir) {
+        this.#ownState = join(init.stateDir, "confined", own);
+        Deno.mkdirSync(this.#ownState, { recursive: true, mode: 0o700 });
+      }
+      try {
+        this.confinement = new SessionConfinement(
+          init.sandbox,
+          init.places,
+          this.#slots.path,
+          [this.#scratch, ...(this.#ownState ? [this.#ownState] : [])],
+        );
+      } catch (e) {
+        if (!(e instanceof SandboxSpecError)) throw e;
+        malformed = e.message;
+      }
+    }
+    if (malformed !== null) {
+      this.#refuse(
+        `the sandbox of this principal cannot be built: ${malformed}; fix its policy`,
+        { missing: [], detail: [malformed] },
+      );
+      return;
+    }
+    if (this.confinement?.refused) {
+      const r = this.confinement.report;
+      this.#refuse(
+        `the hermetic policy needs ${r.missing.join(", ")} enforced, and this host cannot: ` +
+          r.detail.join("; "),
+        { missing: r.missing, detail: r.detail },
+      );
+      return;
+    }
     this.#spawn();
+  }
+
+  /** This session never starts: its `ready()` rejects with `SANDBOX_UNENFORCEABLE`. */
+  #refuse(message: string, data: { missing: string[]; detail: string[] }): void {
+    this.#ready = Promise.reject(new RpcError(RPC.SANDBOX_UNENFORCEABLE, message, data));
+    this.#ready.catch(() => {});
+    this.#closed = true;
+    this.#slots.close(true);
+    this.#removeScratch();
+  }
+
+  /** The session's OS confinement (null: unconfined). */
+  readonly confinement: SessionConfinement | null;
+  /** A cgroup `memory.max` bounds the session with its children (not only its heap). */
+  memoryBounded = false;
+  /** A confined session's private spill directory. */
+  #scratch: string | null = null;
+  /** A confined session's state directory (its trash), inside the kernel's. */
+  #ownState: string | null = null;
+  /** A confined session's journal, written by us on its behalf (issue 16). */
+  #proxy: JournalProxy | null = null;
+
+  #removeScratch(): void {
+    if (this.#scratch === null) return;
+    try {
+      Deno.removeSync(this.#scratch, { recursive: true });
+    } catch { /* already gone */ }
+  }
+
+  /** The init message's journal part: direct, or proxied for a confined session. */
+  #journalInit(j: KernelJournal): InitMsg["journal"] {
+    const intake = this.#intakeFor(j);
+    this.#proxy?.close();
+    this.#proxy = null;
+    if (!this.confinement?.confined) return { casDir: j.casDir, intake };
+    this.#proxy = new JournalProxy(j.store.cas, intake, this.name);
+    return { casDir: j.casDir, intake, proxied: { spillDir: this.#scratch! } };
   }
 
   #leash: LeashInit | null;
@@ -188,20 +279,38 @@ export class SessionHost {
       onReady = resolve;
       onFail = reject;
     });
-    const proc = startSessionProcess({ memoryMb: this.memoryMb, label: this.name }, (line) => {
-      if (this.#proc !== proc) return; // a killed predecessor's last words
-      const m = JSON.parse(line) as FromWorker;
-      if (started) this.#onMessage(m);
-      else if (m.t === "ready") {
-        started = true;
-        this.facts = m.facts;
-        onReady();
-      }
-    });
+    // A confined start forks (bubblewrap) before the session runs: its cgroup is joined by the
+    // start itself. Otherwise the process is moved in below, before `init`.
+    const conf = this.confinement;
+    const early = conf?.joinsCgroup ? Cgroup.create("shoal-session") : null;
+    const wrap = conf?.confined
+      ? (argv: string[]) => conf.wrap(argv, early?.procsFile ?? null)
+      : undefined;
+    const proc = startSessionProcess(
+      { memoryMb: this.memoryMb, label: this.name, wrap },
+      (line) => {
+        if (this.#proc !== proc) return; // a killed predecessor's last words
+        const m = JSON.parse(line) as FromWorker;
+        if (started) this.#onMessage(m);
+        else if (m.t === "ready") {
+          started = true;
+          this.facts = m.facts;
+          onReady();
+        }
+      },
+    );
     this.#proc = proc;
     // Before `init`: the process runs nothing until then, so every descendant is inside.
-    const cg = Cgroup.create("shoal-session");
-    this.#cgroup = cg !== null && cg.adopt(proc.pid) ? cg : (cg?.remove(), null);
+    if (early !== null) this.#cgroup = early;
+    else {
+      const cg = Cgroup.create("shoal-session");
+      this.#cgroup = cg !== null && cg.adopt(proc.pid) ? cg : (cg?.remove(), null);
+    }
+    // A confined session and its children share one memory bound where the host delegates a
+    // memory controller (twice the heap: the runtime and its children need room too).
+    if (conf?.confined) {
+      this.memoryBounded = this.#cgroup?.limitMemory(this.memoryMb * 2 ** 21) ?? false;
+    }
     void proc.status.then((st) => {
       if (this.#proc !== proc || this.#closed) return;
       const why = describeExit(st, this.memoryMb);
@@ -216,10 +325,10 @@ export class SessionHost {
       cgroup: this.#cgroup?.path ?? null,
       cwd: this.init.cwd,
       env: this.init.env,
-      stateDir: this.init.stateDir ?? null,
-      journal: this.init.journal
-        ? { casDir: this.init.journal.casDir, intake: this.#intakeFor(this.init.journal) }
-        : null,
+      stateDir: this.#ownState ?? (this.confinement ? null : this.init.stateDir ?? null),
+      journal: this.init.journal ? this.#journalInit(this.init.journal) : null,
+      confined: conf?.confined === true,
+      pins: conf?.pins ?? null,
       // A worker that crashed mid-exec may have logged that exec's event with the next seq:
       // its successor starts one past it (a gap at worst, never a seq used twice).
       transcriptSeq: this.bus.nextSeq(this.name, "session.transcript") +
@@ -414,6 +523,41 @@ export class SessionHost {
         else p.reject(new RpcError(m.error.code, m.error.message, m.error.data));
         return;
       }
+      case "intake": { // a confined session's exec log (issue 16)
+        const t = this.#running;
+        const j = this.init.journal;
+        const why = this.#proxy === null
+          ? "this session keeps its journal itself"
+          : this.#proxy.intake(m.line, t && j ? j.principalOf(t) : null);
+        if (why !== null) j?.afterExec(this.name, { warnings: [why], error: null });
+        return;
+      }
+      case "store": { // a confined session's content-store operation (issue 16)
+        const proxy = this.#proxy;
+        const rid = m.rid;
+        if (proxy === null) {
+          return this.#post({
+            t: "storer",
+            rid,
+            ok: false,
+            error: { code: "invalid", message: "this session opens the content store itself" },
+          });
+        }
+        void proxy.store(m.op).then(
+          (result) => this.#post({ t: "storer", rid, ok: true, result }),
+          (e) =>
+            this.#post({
+              t: "storer",
+              rid,
+              ok: false,
+              error: {
+                code: String((e as { code?: unknown }).code ?? "io_error"),
+                message: (e as Error)?.message ?? String(e),
+              },
+            }),
+        );
+        return;
+      }
       case "jreq": { // a language journal/undo head (issue 7)
         const j = this.init.journal;
         const t = this.#running;
@@ -564,6 +708,8 @@ export class SessionHost {
     }
     for (const p of this.#pending.values()) p.reject(new RpcError(err.code, err.message));
     this.#pending.clear();
+    this.#proxy?.close();
+    this.#proxy = null;
     this.init.journal?.abandonIntake(this.#intakeWorker);
     this.bus.publish(this.name, LIFECYCLE_CHANNEL, {
       state: "restarted",
@@ -626,6 +772,9 @@ export class SessionHost {
     await this.#proc.status;
     await this.#endCgroup(true);
     this.#slots.close(true);
+    this.#proxy?.close();
+    this.#proxy = null;
+    this.#removeScratch();
     for (const p of this.#pending.values()) {
       p.reject(new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down"));
     }

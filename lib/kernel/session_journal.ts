@@ -44,6 +44,7 @@ import type {
   JournalQuery,
   UndoIntent as PortIntent,
 } from "../eval/journal_port.ts";
+import type { CasPort } from "./journal_ports.ts";
 import type {
   ExecRecord,
   JournalInit,
@@ -90,7 +91,7 @@ interface StmtFacts {
 
 /** The worker-side journal of one session. */
 export class SessionJournal implements JournalPort {
-  readonly cas: ContentStore;
+  readonly cas: CasPort;
   readonly #hasher: Blake3Hasher;
   readonly #post: (m: JReqMsg) => void;
   readonly #replies = new Map<
@@ -106,15 +107,23 @@ export class SessionJournal implements JournalPort {
   /** Values whose wire form exceeds {@link VALUE_BLOB_MAX} (only their elided form is kept). */
   readonly #overBound = new WeakSet<object>();
 
-  private constructor(cas: ContentStore, hasher: Blake3Hasher, post: (m: JReqMsg) => void) {
+  private constructor(cas: CasPort, hasher: Blake3Hasher, post: (m: JReqMsg) => void) {
     this.cas = cas;
     this.#hasher = hasher;
     this.#post = post;
   }
 
-  /** Open the shared CAS and install the `val:blake3:` resolver for this worker's evaluator. */
-  static async open(init: JournalInit, post: (m: JReqMsg) => void): Promise<SessionJournal> {
-    const j = new SessionJournal(await ContentStore.open(init.casDir), await acquireHasher(), post);
+  /**
+   * Open the shared CAS (or use `cas`: a confined session's, proxied by the kernel) and install
+   * the `val:blake3:` resolver for this worker's evaluator.
+   */
+  static async open(
+    init: JournalInit,
+    post: (m: JReqMsg) => void,
+    cas?: CasPort,
+  ): Promise<SessionJournal> {
+    const store = cas ?? await ContentStore.open(init.casDir);
+    const j = new SessionJournal(store, await acquireHasher(), post);
     installHooks({ resolveCasRef: (_ev, ref, span) => j.resolveRef(ref, span) });
     return j;
   }

@@ -4,6 +4,7 @@
  * process boundary as values: the session answers with bounded wire JSON and rendered text.
  */
 
+import type { More } from "./paged_render.ts";
 import type { ElideSpec } from "../value/elide.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
 import type {
@@ -15,6 +16,7 @@ import type {
 } from "./journal_messages.ts";
 import type { PtyNotice } from "./pty_session.ts";
 import type { Effect, LeashInit } from "../leash/mod.ts";
+import type { IntakeBegin, IntakeFinish, IntakeWhole } from "../store/mod.ts";
 
 /** Main → worker: create the evaluator. */
 export interface InitMsg {
@@ -34,6 +36,10 @@ export interface InitMsg {
   env: Record<string, string>;
   /** The kernel's state directory (the evaluator's trash is below it), or null. */
   stateDir?: string | null;
+  /** The process runs confined (issue 16): it makes itself non-dumpable first. */
+  confined?: boolean;
+  /** Spawn pins of a confined session (`spawn_pin.ts`; absent: nothing pinned). */
+  pins?: { grants: string[]; writable: string[] } | null;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */
   journal?: JournalInit | null;
   /**
@@ -116,8 +122,14 @@ export interface PingMsg {
   n: number;
 }
 
+/** Main → worker: the answer to a {@link StoreMsg} (confined sessions; issue 16). */
+export type StoreReplyMsg =
+  | { t: "storer"; rid: number; ok: true; result: unknown }
+  | { t: "storer"; rid: number; ok: false; error: { code: string; message: string } };
+
 /** Everything the kernel sends. */
 export type ToWorker =
+  | StoreReplyMsg
   | InitMsg
   | ExecMsg
   | CancelMsg
@@ -172,8 +184,18 @@ export type DoneMsg =
     | {
       ok: true;
       n: number;
-      /** `journal`: added on the main thread when the record is not whole (issue 19). */
-      result: { ref: string; uri: string; value: unknown; render: string; journal?: JournalNote };
+      /**
+       * `more`: where a cut render goes on (`paged_render.ts`); `journal`: added on the main
+       * thread when the record is not whole (issue 19).
+       */
+      result: {
+        ref: string;
+        uri: string;
+        value: unknown;
+        render: string;
+        more?: More;
+        journal?: JournalNote;
+      };
       summary: TranscriptSummary;
       /** Its `session.transcript` event as the worker numbered and logged it (journaling). */
       transcript?: { seq: number; ts: number };
@@ -216,6 +238,33 @@ export interface PongMsg {
   n: number;
 }
 
+/**
+ * Worker → main: one journal intake line for the kernel to write (a confined session cannot
+ * reach the intake; issue 16). Ordered before the exec's `done`.
+ */
+export interface IntakeMsg {
+  t: "intake";
+  line: IntakeBegin | IntakeFinish | IntakeWhole;
+}
+
+/** A content-store operation a confined session asks of the kernel (bytes as base64). */
+export type StoreOp =
+  | { op: "put"; b64: string; fsync: boolean }
+  | { op: "open"; fsync: boolean }
+  | { op: "chunk"; id: number; b64: string }
+  | { op: "close"; id: number }
+  | { op: "abort"; id: number }
+  | { op: "get"; ref: string }
+  | { op: "range"; ref: string; offset: number; length: number }
+  | { op: "refresh"; ref: string };
+
+/** Worker → main: a content-store operation (answered with {@link StoreReplyMsg}). */
+export interface StoreMsg {
+  t: "store";
+  rid: number;
+  op: StoreOp;
+}
+
 /** Worker → main: a PTY's screen changed, its program exited, or it was closed. */
 export interface PtyNoticeMsg {
   t: "pty";
@@ -224,6 +273,8 @@ export interface PtyNoticeMsg {
 
 /** Everything a session process sends. */
 export type FromWorker =
+  | IntakeMsg
+  | StoreMsg
   | PtyNoticeMsg
   | PongMsg
   | ReadyMsg

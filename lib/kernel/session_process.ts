@@ -21,6 +21,8 @@ export interface SessionProcessOptions {
   env?: Record<string, string>;
   /** Names the process in the kernel's stderr (`shoal-kernel: session NAME: …`). */
   label: string;
+  /** Wraps the session's argv (a confined session starts through its sandbox launcher). */
+  wrap?: (argv: string[]) => string[];
 }
 
 /** A running session process. */
@@ -54,6 +56,9 @@ export function sessionCommand(): { exe: string; args: string[] } {
 }
 
 const encoder = new TextEncoder();
+
+/** Longest message line a session may send (its largest are store chunks: ~1.4 MB). */
+export const MAX_SESSION_LINE = 64 * 1024 * 1024;
 
 /** Longest stderr line forwarded whole; the rest of a longer one is cut. */
 const MAX_STDERR_LINE = 4096;
@@ -95,14 +100,15 @@ export function startSessionProcess(
   onLine: (line: string) => void,
 ): SessionProcess {
   const { exe, args } = sessionCommand();
+  const argv = opts.wrap ? opts.wrap([exe, ...args]) : [exe, ...args];
   const env: Record<string, string> = { ...(opts.env ?? Deno.env.toObject()) };
   const flags = (env.DENO_V8_FLAGS ?? "").split(",").filter((f) =>
     f !== "" && !f.startsWith("--max-old-space-size")
   );
   flags.push(`--max-old-space-size=${opts.memoryMb}`);
   env.DENO_V8_FLAGS = flags.join(",");
-  const child = new Deno.Command(exe, {
-    args,
+  const child = new Deno.Command(argv[0], {
+    args: argv.slice(1),
     cwd: "/",
     env,
     clearEnv: true,
@@ -125,6 +131,15 @@ export function startSessionProcess(
           const line = pending.slice(0, nl);
           pending = pending.slice(nl + 1);
           if (line !== "") onLine(line);
+        }
+        // A session (a confined one is not trusted) must not grow the kernel without bound.
+        if (pending.length > MAX_SESSION_LINE) {
+          console.error(
+            `shoal-kernel: session ${opts.label}: a message line exceeded ` +
+              `${MAX_SESSION_LINE} bytes; the session is killed`,
+          );
+          child.kill("SIGKILL");
+          break;
         }
       }
     } catch { /* the process died: status reports it */ }
@@ -155,6 +170,9 @@ export function describeExit(s: Deno.CommandStatus, memoryMb: number): string {
   // V8's fatal out-of-memory ends the process with SIGTRAP (measured: exit 133).
   if (s.signal === "SIGTRAP" || s.code === 133) {
     return `the session ran out of memory (its heap limit is ${memoryMb} MiB)`;
+  }
+  if (s.code === 126) {
+    return "the session's sandbox could not be installed (the kernel's stderr says why)";
   }
   if (s.signal === "SIGKILL") return "the session process was killed";
   if (s.signal) return `the session process died of ${s.signal}`;

@@ -18,14 +18,14 @@ import { Evaluator } from "../eval/mod.ts";
 import { toErrorValue } from "../eval/errors.ts";
 import { outcomeOut as deriveOut } from "../eval/outcome.ts";
 import { ParseError } from "../syntax/mod.ts";
-import { BytesV, type ErrorV, OutcomeV, typeName, type Value } from "../value/types.ts";
+import { BytesV, type ErrorV, OutcomeV, TableV, typeName, type Value } from "../value/types.ts";
 import { fail } from "../value/errors.ts";
-import { displayTop, renderBlock } from "../value/render.ts";
+import { displayTop } from "../value/render.ts";
+import { joinPath, pageAt, pagedRender } from "./paged_render.ts";
 import { elide, elisionCount, HARD_CAP, resolveBudget, uriWithPath } from "../value/elide.ts";
 import { parsePath, SelectError, selectPath, sliceValue } from "../value/select.ts";
 import { decodeWire, utf8Length } from "../value/wire.ts";
 import { jsonToValue } from "../value/json.ts";
-import { boundText } from "../client/bound_text.ts";
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { CaptureOptions } from "../exec/mod.ts";
 import { killStrays, spawnCapture } from "../exec/mod.ts";
@@ -47,6 +47,9 @@ import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
 import { reefView } from "../eval/reef_view.ts";
+import { ProxiedCas, ProxiedIntake } from "./journal_ports.ts";
+import { forbidInspection } from "../exec/landlock.ts";
+import { SpawnPins } from "./spawn_pin.ts";
 import { completeAt } from "../eval/complete.ts";
 import { configSnapshotFor } from "../config/mod.ts";
 import { type PtyOp, SessionPtys } from "./session_ptys.ts";
@@ -68,6 +71,8 @@ const lossy = new TextDecoder();
 
 /** Text the statement sink and diagnostics may collect per exec before it is cut. */
 const SINK_CAP = 65536;
+/** Lines/rows a `value.get` render of an explicit slice may show (the 64 KiB wall still holds). */
+const SLICE_ROWS = 5000;
 
 let ev: Evaluator;
 /** The session's PTYs (pty.* requests; issue 17). */
@@ -85,6 +90,10 @@ let idleFlag: Int32Array;
 let journal: SessionJournal | null = null;
 /** Where this worker logs its execs for the journal (`exec_log.ts`). */
 let execLog: ExecLog | null = null;
+/** A confined session's content store, proxied by the kernel (issue 16). */
+let proxiedCas: ProxiedCas | null = null;
+/** A confined session's spawn pins (issue 16; null: nothing pinned). */
+let pins: SpawnPins | null = null;
 /** The seq of this session's next `session.transcript` event (journaling workers number them). */
 let transcriptSeq = 0;
 let sessionName = "";
@@ -150,15 +159,27 @@ async function init(m: InitMsg): Promise<void> {
   // Journal (issue 7): this worker opens the shared content store itself.
   sessionName = m.session;
   nextOut = m.firstOut ?? 1;
+  // A confined session (issue 16): nothing it starts may inspect it or speak in its name.
+  if (m.confined && !forbidInspection()) {
+    console.error("cannot make the confined session non-dumpable: refusing to run");
+    Deno.exit(126);
+  }
   if (m.journal) {
-    journal = await SessionJournal.open(m.journal, post);
+    // Confined, it reaches neither store itself: the kernel writes for it (journal_ports.ts).
+    const proxied = m.journal.proxied;
+    proxiedCas = proxied ? new ProxiedCas(post, proxied.spillDir) : null;
+    journal = await SessionJournal.open(m.journal, post, proxiedCas ?? undefined);
     const i = m.journal.intake;
-    execLog = new ExecLog(new IntakeWriter(i.dir, i.token, i.worker));
+    execLog = new ExecLog(
+      proxied ? new ProxiedIntake(post) : new IntakeWriter(i.dir, i.token, i.worker),
+    );
     transcriptSeq = m.transcriptSeq ?? 0;
     // An exec that did something a crash must not hide has its running row logged first.
     journal.onEffect = () => execLog?.begun();
   }
   if (m.leash) leash = new SessionLeash(m.leash);
+  if (leash && m.confined) leash.sandboxed = true;
+  pins = m.pins ? new SpawnPins(m.pins.grants, m.pins.writable) : null;
   slots = CancelSlots.open(m.slots);
   ownCgroup = m.cgroup ?? null;
   idleFlag = slots.flag(0);
@@ -186,7 +207,9 @@ async function init(m: InitMsg): Promise<void> {
       process: {
         // Children also stop when the kernel posts a cancel (not only when the evaluator's
         // 50 ms flag poll notices).
-        capture,
+        // …and a confined session's spawn pins (issue 16).
+        capture: (opts: CaptureOptions) =>
+          pins?.active ? pinned(pins, opts).then(capture) : capture(opts),
       },
       journal: journal ?? undefined,
     },
@@ -258,6 +281,15 @@ async function capture(opts: CaptureOptions) {
     clearTimeout(reportTimer);
     if (reported) post({ t: "child", task, pgid, live: false });
   });
+}
+
+/** A confined session's spawn gate (issue 16): the pinned program, or a refusal. */
+async function pinned(p: SpawnPins, opts: CaptureOptions): Promise<CaptureOptions> {
+  const argv0 = opts.argv[0];
+  const name = typeof argv0 === "string" ? argv0 : lossy.decode(argv0);
+  const v = await p.check(name, opts.env?.PATH, opts.cwd);
+  if (!v.ok) throw fail("spawn_denied", `sandbox: ${v.reason}`);
+  return { ...opts, argv: [v.path, ...opts.argv.slice(1)] };
 }
 
 /**
@@ -333,12 +365,6 @@ function summarize(v: Value): TranscriptSummary {
       type === "bytes"
     ? { type, n }
     : { type };
-}
-
-function renderFor(v: Value, uri: string, tty: boolean): string {
-  const body = v === null ? "" : renderBlock(v, 80);
-  const text = sinkText === "" ? body : body === "" ? sinkText.replace(/\n$/, "") : sinkText + body;
-  return boundText(text, uri, tty);
 }
 
 function errorData(err: ErrorV, ref: string, uri: string): Record<string, unknown> {
@@ -516,13 +542,21 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
   const budget = resolveBudget(m.elide);
   const wire = elide(value, uri, budget, outcomeOut);
   const isOutcome = value instanceof OutcomeV;
+  const shown = pagedRender(value, {
+    ref,
+    path: "",
+    offset: 0,
+    cwd: ev.cwd(),
+    tty: m.tty,
+    before: sinkText,
+  });
   return {
     t: "done",
     task: m.task,
     facts: changedFacts(),
     ok: true,
     n,
-    result: { ref, uri, value: wire, render: renderFor(value, uri, m.tty) },
+    result: { ref, uri, value: wire, ...shown },
     summary: summarize(value),
     outcomeFailed: isOutcome && !(value as OutcomeV).ok,
     signalled: isOutcome && (value as OutcomeV).signal !== null,
@@ -646,9 +680,7 @@ async function valueGet(p: Record<string, unknown>): Promise<unknown> {
     }
   }
   const format = (p.format as string | undefined) ?? "json";
-  if (format === "render") {
-    return { ref: canon, render: boundText(v === null ? "" : renderBlock(v, 80), uri, !!p.tty) };
-  }
+  if (format === "render") return renderPage(v, v0, canon, path, p, !!p.tty);
   if (format === "raw") {
     if (journal && SessionJournal.isLazy(v) && v.size <= HARD_CAP) {
       v = await journal.lazySlice(v, 0, v.size, canon);
@@ -657,6 +689,50 @@ async function valueGet(p: Record<string, unknown>): Promise<unknown> {
   }
   const budget = resolveBudget(p.elide as Record<string, number> | null);
   return { ref: canon, value: elide(v, uri, budget, outcomeOut) };
+}
+
+/**
+ * `format: "render"`: the selected value rendered for reading; an explicit slice is shown whole
+ * (up to the render wall), and `more` names the next page of the original value when it goes on.
+ */
+function renderPage(
+  v: Value,
+  v0: Value,
+  ref: string,
+  path: string,
+  p: Record<string, unknown>,
+  tty: boolean,
+): unknown {
+  const slice = Array.isArray(p.slice) ? p.slice as [number, number] : null;
+  const place = { ref, path: joinPath(path), offset: slice?.[0] ?? 0, cwd: ev.cwd(), tty };
+  if (!slice) return { ref, ...pagedRender(v, place) };
+  // Does the value go on after the slice?
+  let whole: Value = v0;
+  let goesOn = false;
+  try {
+    if (path !== "") whole = selectPath(v0, parsePath(path), outcomeOut);
+    goesOn = elisionCount(sliceValue(whole, slice[1], slice[1] + 1)) > 0;
+  } catch { /* not sliceable after all: no next page */ }
+  // A text page that stops inside a line ends at the line before it, so pages join by lines.
+  let end = slice[1];
+  if (goesOn && typeof v === "string" && !v.endsWith("\n")) {
+    const nl = v.lastIndexOf("\n");
+    if (nl > 0) {
+      v = v.slice(0, nl);
+      end = slice[0] + [...v].length + 1;
+    }
+  } else if (goesOn && v instanceof BytesV && v.ref === null && v.data.at(-1) !== 10) {
+    const nl = v.data.lastIndexOf(10);
+    if (nl > 0) {
+      v = new BytesV(v.data.subarray(0, nl));
+      end = slice[0] + nl + 1;
+    }
+  }
+  const page = pagedRender(v, { ...place, maxRows: SLICE_ROWS });
+  if (page.more || !goesOn) return { ref, ...page };
+  const text = typeof whole === "string" || whole instanceof BytesV;
+  const unit = text ? "lines" : whole instanceof TableV ? "rows" : "items";
+  return { ref, ...page, more: pageAt(ref, place.path, end, unit, null) };
 }
 
 /** `format: "raw"`, bounded by the hard cap (D-7): bigger payloads must be sliced. */
@@ -832,6 +908,8 @@ function dispatch(m: ToWorker): void {
       return void init(m);
     case "jreply":
       return journal?.reply(m);
+    case "storer":
+      return proxiedCas?.reply(m);
     case "exec":
       return void runExec(m);
     case "cancel":

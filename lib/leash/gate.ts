@@ -49,6 +49,11 @@ export class SessionLeash {
   principal: string;
   policy: CompiledPolicy | null;
   generation: number;
+  /**
+   * The session runs under the OS sandbox lowered from this policy (issue 16). A hermetic
+   * session only starts when every dimension it needs is enforced, so its spawns may go.
+   */
+  sandboxed = false;
   /** The running exec's authority (null between execs: handlers fall back to the policy). */
   authority: Authority | null = null;
 
@@ -154,7 +159,7 @@ export class SessionLeash {
   async spawn(argv0: string, hash: () => Promise<string>): Promise<string | null> {
     const p = this.policy;
     if (p === null) return `${this.principal} has no policy: spawning ${argv0} is denied`;
-    if (p.spec.hermetic && !p.allowAll) {
+    if (p.spec.hermetic && !p.allowAll && !this.sandboxed) {
       return `the hermetic policy of ${this.principal} needs a sandbox this kernel cannot ` +
         `enforce yet (caps_enforced is false), so ${argv0} was not started`;
     }

@@ -12,6 +12,7 @@
 import { basename, normalize } from "node:path";
 import { globRegex } from "../eval/streams/fs_sources.ts";
 import type { Effect } from "./effects.ts";
+import { emptySandboxSpec, parseNetGrant, type SandboxSpec } from "../exec/sandbox_spec.ts";
 import type { Reversibility } from "./reversibility.ts";
 
 /** A verdict name. */
@@ -23,17 +24,11 @@ export type OpaqueRule = "deny" | "ask" | "allow";
 /** `journal_read`: no rows, the principal's own rows, or every row. */
 export type JournalRead = "none" | "own" | "all";
 
-/** One principal's policy section, as JSON. */
-export interface PolicySpec {
-  fs_read: string[];
-  fs_write: string[];
-  fs_delete: string[];
-  /** `host-glob:port` or `host-glob:*`. */
-  net_connect: string[];
-  /** Ports, or `"*"` for any. */
-  net_listen: (number | "*")[];
-  /** Binary hashes, argv0s or basenames; empty = no spawn pinning. */
-  proc_spawn: string[];
+/**
+ * One principal's policy section, as JSON. Its filesystem, network, spawn and `hermetic` keys
+ * are the {@link SandboxSpec} the OS sandbox enforces (issue 16).
+ */
+export interface PolicySpec extends SandboxSpec {
   env_read: string[];
   env_write: string[];
   secret_use: string[];
@@ -42,8 +37,6 @@ export interface PolicySpec {
   time: boolean;
   auto_apply: AutoApply;
   opaque: OpaqueRule;
-  /** Refuse spawns whose sandbox cannot be enforced. */
-  hermetic: boolean;
   /** Principals (besides the person) who may approve this principal's plans. */
   approvers: string[];
   /** This principal may approve its own plans. */
@@ -53,12 +46,7 @@ export interface PolicySpec {
 /** A policy section with nothing granted (the defaults of a section that names no keys). */
 export function emptySpec(): PolicySpec {
   return {
-    fs_read: [],
-    fs_write: [],
-    fs_delete: [],
-    net_connect: [],
-    net_listen: [],
-    proc_spawn: [],
+    ...emptySandboxSpec(),
     env_read: [],
     env_write: [],
     secret_use: [],
@@ -67,7 +55,6 @@ export function emptySpec(): PolicySpec {
     time: false,
     auto_apply: "never",
     opaque: "deny",
-    hermetic: false,
     approvers: [],
     self_approve: false,
   };
@@ -233,14 +220,7 @@ export function validPathGlob(glob: string): boolean {
 
 /** `host-glob:port` / `host-glob:*` → matcher; throws on a grant without a port. */
 export function netGrant(g: string): { host: RegExp; port: number | "*" } {
-  const i = g.lastIndexOf(":");
-  if (i <= 0) throw new Error(`net_connect grant ${JSON.stringify(g)} needs host:port or host:*`);
-  const host = g.slice(0, i);
-  const portText = g.slice(i + 1);
-  const port = portText === "*" ? "*" : Number(portText);
-  if (port !== "*" && (!/^[0-9]+$/.test(portText) || port > 65535)) {
-    throw new Error(`net_connect grant ${JSON.stringify(g)}: the port must be 0–65535 or *`);
-  }
+  const { host, port } = parseNetGrant(g);
   const re = "^" + host.replace(/[.+^${}()|[\]\\]/g, "\\$&").replaceAll("*", ".*")
     .replaceAll("?", ".") +
     "$";

@@ -20,7 +20,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { RPC, RpcError } from "../client/mod.ts";
 import type { KernelLink } from "./kernel_link.ts";
-import { toolKernelError, toolOk, type ToolResult } from "./result.ts";
+import { toolError, toolOk, type ToolResult } from "./result.ts";
 
 type Obj = Record<string, unknown>;
 const te = new TextEncoder();
@@ -204,7 +204,7 @@ export async function approveAndApply(
     if (carried) {
       info = await planInfo(link, carried.planRef);
       if (src !== undefined && info.src !== src) {
-        return toolKernelError({
+        return toolError({
           code: RPC.LEASH_DENIED,
           message: "the answered plan is not this source's",
         });
@@ -235,7 +235,7 @@ export async function approveAndApply(
     const r = await link.call<Obj>("plan.apply", { plan_ref: info.plan_ref });
     return toolOk(r, `Approved in the host by ${grant.approver}; ran plan ${info.plan_ref}.`);
   } catch (e) {
-    if (e instanceof RpcError) return toolKernelError(e.toJSON());
+    if (e instanceof RpcError) return toolError(e.toJSON());
     throw e;
   }
 }
@@ -275,7 +275,7 @@ export async function requestApproval(
       return threeSteps(await planInfo(link, ref), e.message);
     }
   } catch (e) {
-    if (e instanceof RpcError) return toolKernelError(e.toJSON());
+    if (e instanceof RpcError) return toolError(e.toJSON());
     throw e;
   }
 }

@@ -9,6 +9,7 @@
 
 import type { TaskRecord } from "../client/mod.ts";
 import type { KernelLink } from "./kernel_link.ts";
+import { PRIMER_URI, primerText } from "./primer.ts";
 import { readEnvelope } from "./result.ts";
 import { ptyFrame } from "./pty_frame.ts";
 import {
@@ -68,7 +69,17 @@ export const TEMPLATES: Obj[] = [
   mimeType: JSON_MIME,
 }));
 
-/** resources/list: the roots, then live tasks, plans and PTYs (failed lookups are skipped). */
+/** The agent primer, listed after the roots. */
+export const PRIMER_RESOURCE: Obj = {
+  uri: PRIMER_URI,
+  name: "primer",
+  title: "Shoal primer for agents",
+  description: "how Shoal runs commands, what they return, and bash → Shoal (the instructions)",
+  mimeType: "text/markdown",
+};
+
+/** resources/list: the roots, the primer, then live tasks, plans and PTYs (failed lookups are
+ * skipped). */
 export async function listResources(link: KernelLink): Promise<Obj[]> {
   const quiet = <T>(p: Promise<T>) => p.catch(() => null);
   const [tasks, plans, ptys] = await Promise.all([
@@ -76,7 +87,7 @@ export async function listResources(link: KernelLink): Promise<Obj[]> {
     link.missing.has("plan.list") ? null : quiet(link.call<Obj[]>("plan.list")),
     link.missing.has("pty.list") ? null : quiet(link.call<{ ptys: Obj[] }>("pty.list")),
   ]);
-  const out = [...ROOTS];
+  const out = [...ROOTS, PRIMER_RESOURCE];
   for (const t of Array.isArray(tasks) ? tasks : []) {
     const n = taskNumber(String(t.task));
     if (n === null) continue;
@@ -206,6 +217,10 @@ async function readKernel(link: KernelLink, u: ShoalUri): Promise<unknown> {
 /** resources/read: the §15.7 envelope. Throws BadUri, RpcError (kernel) or TransportError. */
 export async function readResource(link: KernelLink, uri: string): Promise<Obj> {
   const u = parseShoalUri(uri);
+  if (u.root === "docs") {
+    if (u.segs.length !== 1 || u.segs[0] !== "primer") throw new BadUri(`expected ${PRIMER_URI}`);
+    return { contents: [{ uri, mimeType: "text/markdown", text: await primerText() }] };
+  }
   const result = await readKernel(link, u);
   if (u.root === "pty" && u.segs.length === 1) {
     // A screen reads as the framed screen (text/plain); the structured result rides along.

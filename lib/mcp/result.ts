@@ -1,11 +1,13 @@
 /**
  * Tool and resource result envelopes (protocol §15.4, §15.7): a bounded text twin, a named
  * `resource_link`, `structuredContent` always an object, kernel errors as `isError` results
- * carrying the kernel error object.
+ * whose `structuredContent` is `{error: {code, message, data?}}` — a shape every tool's output
+ * schema admits (see `withErrorBranch`), so clients that validate results accept them.
  */
 
 import { boundText } from "../client/bound_text.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
+import { pagingLine, trashText } from "./twin.ts";
 import { refToUri } from "./uri.ts";
 
 /** A tool result as sent on the wire. */
@@ -45,15 +47,20 @@ export function linkOf(result: Obj): { uri: string; name: string } | null {
 }
 
 /**
- * A successful tool result around a kernel result object. The text twin is `lead` (a sentence
- * for the agent) followed by the render, else pretty JSON of `shown` (default: the result).
+ * A successful tool result around a kernel result object. The text twin is `text` when given,
+ * else `lead` (a sentence for the agent) followed by the render, else pretty JSON of `shown`.
  */
-export function toolOk(result: Obj, lead?: string, shown: Obj = result): ToolResult {
+export function toolOk(
+  result: Obj,
+  lead?: string,
+  shown: Obj = result,
+  text?: string,
+): ToolResult {
   const link = linkOf(result);
   const fetchVia = link?.uri ?? "structuredContent";
-  const body = typeof result.render === "string" ? result.render : pretty(shown);
-  const text = boundText(lead ? `${lead}\n${body}` : body, fetchVia);
-  const content: Array<Obj> = [{ type: "text", text }];
+  const body = text ?? (typeof result.render === "string" ? renderTwin(result) : pretty(shown));
+  const twin = boundText(lead && text === undefined ? `${lead}\n${body}` : body, fetchVia);
+  const content: Array<Obj> = [{ type: "text", text: twin }];
   if (link) {
     content.push({
       type: "resource_link",
@@ -65,20 +72,75 @@ export function toolOk(result: Obj, lead?: string, shown: Obj = result): ToolRes
   return { content, structuredContent: result, isError: false };
 }
 
-/** A kernel error as an `isError` tool result carrying the error object (plus `extra` keys). */
-export function toolKernelError(e: RpcErrorObject, lead?: string, extra: Obj = {}): ToolResult {
-  const obj: Obj = { code: e.code, message: e.message };
-  if (e.data !== undefined) obj.data = e.data;
-  Object.assign(obj, extra);
-  const body = pretty(obj);
+/** The text twin of a rendered value: the render, what `rm` did, how to read on. */
+function renderTwin(result: Obj): string {
+  const parts = [trashText(result.value) ?? result.render as string];
+  const next = pagingLine(result.ref, result.more);
+  if (next) parts.push(next);
+  return parts.join("\n");
+}
+
+/**
+ * An error as an `isError` tool result: `structuredContent` is `{error, ...extra}`, the text
+ * twin is `text` (what the agent reads) or the error's pretty JSON after `lead`.
+ */
+export function toolError(
+  e: RpcErrorObject,
+  opts: { lead?: string; text?: string; extra?: Obj } = {},
+): ToolResult {
+  const error: Obj = { code: e.code, message: e.message };
+  if (e.data !== undefined) error.data = e.data;
+  const body = opts.text ?? (opts.lead ? `${opts.lead}\n${pretty(error)}` : pretty(error));
   return {
-    content: [{
-      type: "text",
-      text: boundText(lead ? `${lead}\n${body}` : body, "structuredContent"),
-    }],
-    structuredContent: obj,
+    content: [{ type: "text", text: boundText(body, "structuredContent") }],
+    structuredContent: { error, ...(opts.extra ?? {}) },
     isError: true,
   };
+}
+
+/** The `error` member every tool's output schema admits. */
+export const ERROR_SCHEMA: Obj = {
+  type: "object",
+  properties: {
+    code: { type: "integer" },
+    message: { type: "string" },
+    data: {},
+  },
+  required: ["code", "message"],
+};
+
+/**
+ * A tool's declared output schema widened so an error result validates too: the success shape's
+ * `required`/`anyOf` become alternatives beside `{required: ["error"]}`.
+ */
+export function withErrorBranch(schema: Obj): Obj {
+  const { required, anyOf, properties, ...rest } = schema;
+  const branches: Obj[] = Array.isArray(anyOf)
+    ? (anyOf as Obj[]).map((
+      b,
+    ) => (Array.isArray(required)
+      ? { ...b, required: [...required, ...((b.required as string[]) ?? [])] }
+      : b)
+    )
+    : Array.isArray(required) && required.length
+    ? [{ required }]
+    : [{}];
+  return {
+    ...rest,
+    properties: { ...(properties as Obj ?? {}), error: ERROR_SCHEMA },
+    anyOf: [...branches, { required: ["error"] }],
+  };
+}
+
+/** Whether a negotiated protocol version has `resource_link` content (2025-06-18+). */
+export function hasResourceLinks(version: string | undefined): boolean {
+  return version !== undefined && version >= "2025-06-18";
+}
+
+/** Drop content blocks the client's protocol version does not define. */
+export function forVersion(r: ToolResult, version: string | undefined): ToolResult {
+  if (hasResourceLinks(version)) return r;
+  return { ...r, content: r.content.filter((c) => c.type !== "resource_link") };
 }
 
 /** `resources/read` envelope (§15.7): render/raw text as text/plain, else bounded JSON. */

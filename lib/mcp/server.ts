@@ -14,26 +14,30 @@ import {
 } from "@modelcontextprotocol/server";
 import { serveStdio } from "@modelcontextprotocol/server/stdio";
 import denoJson from "../../deno.json" with { type: "json" };
-import { type KernelEvent, RpcError } from "../client/mod.ts";
+import { z } from "zod";
+import { type KernelEvent, RpcError, type TaskRecord } from "../client/mod.ts";
 import { MCP_USAGE, type McpConfig, parseMcpArgs, UsageError } from "./config.ts";
 import { KernelLink, TransportError } from "./kernel_link.ts";
+import { instructions } from "./primer.ts";
 import { listResources, readResource, TEMPLATES } from "./resources.ts";
+import { forVersion, toolError, type ToolResult } from "./result.ts";
+import {
+  capsDeclare,
+  CLIENT_CAPS_META,
+  missingCapability,
+  TasksExtension,
+  TasksWire,
+} from "./tasks_ext.ts";
+import { finished } from "./tools/task_flow.ts";
+import { errorText } from "./twin.ts";
 import { LEGACY_HOLDER, Subscriptions } from "./subscriptions.ts";
-import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools.ts";
-import type { ToolResult } from "./result.ts";
+import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } from "./tools/mod.ts";
 import { BadUri } from "./uri.ts";
 import { InputNeeded, legacyAsk, modernAsk, StateSeal } from "./approval.ts";
 import { DenoStdioTransport } from "./stdio.ts";
 
 /** Server identity. */
 export const SERVER_INFO = { name: "shoal-mcp", version: denoJson.version };
-
-const INSTRUCTIONS =
-  "Shoal is a structured shell. Run code with shoal_exec (values, not text: outcomes have " +
-  ".ok/.status/.out). Large values come back elided with a URI: drill in with shoal_get " +
-  "{ref, path, slice} or resources/read shoal://out/N?path=…. Work longer than the wait budget " +
-  "returns a task handle: shoal_wait {task}, read shoal://task/N/out, or subscribe to " +
-  "shoal://task/N; shoal_cancel stops it.";
 
 function log(msg: string): void {
   console.error(`shoal-mcp: ${msg}`);
@@ -99,18 +103,32 @@ function withRestartNotice(r: ToolResult, link: KernelLink): ToolResult {
 }
 
 /** Build one MCP server instance (the factory is called once per connection era). */
-function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Server {
+function buildServer(
+  link: KernelLink,
+  subs: Subscriptions,
+  cfg: McpConfig,
+  instructions: string,
+  wire: TasksWire,
+): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: {
       tools: { listChanged: false },
       resources: { subscribe: true, listChanged: false },
     },
-    instructions: INSTRUCTIONS,
+    instructions,
   });
   let listing: Obj[] | null = null;
+  const tasks = new TasksExtension(link);
+  /** The request's own declaration (2026-07-28), else the connection's `initialize` one. */
+  const declaresTasks = (envelope: unknown) =>
+    envelope !== undefined
+      ? capsDeclare((envelope as Obj)[CLIENT_CAPS_META])
+      : wire.initializeDeclared;
 
   server.setRequestHandler("tools/list", () => {
-    listing ??= TOOLS.filter((t) => !t.needs || !link.missing.has(t.needs)).map(toolListing);
+    listing ??= TOOLS.filter((t) => !t.needs || !link.missing.has(t.needs)).map((t) =>
+      toolListing(t, cfg.budgetMs)
+    );
     return { tools: listing } as never;
   });
 
@@ -120,17 +138,21 @@ function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Ser
     if (!tool) {
       throw new ProtocolError(-32602, `unknown tool ${JSON.stringify(name)}`, { tool: name });
     }
-    const raw = req.params.arguments;
-    if (raw !== undefined && (raw === null || typeof raw !== "object" || Array.isArray(raw))) {
-      throw new ProtocolError(-32602, `arguments of ${name} must be an object`, { tool: name });
+    const version = server.getNegotiatedProtocolVersion();
+    // Bad arguments are the model's to fix, so they come back as a tool result (SEP-1303).
+    const v = validateArgs(tool, req.params.arguments);
+    if (!v.ok) {
+      const error = { code: -32602, message: v.message, data: { tool: name, issues: v.issues } };
+      return forVersion(toolError(error, { text: errorText(error) }), version) as never;
     }
-    const v = validateArgs(tool, raw);
-    if (!v.ok) throw new ProtocolError(-32602, v.message, { tool: name, issues: v.issues });
     const token = ctx.mcpReq._meta?.progressToken;
     const tc: ToolContext = {
       link,
       budgetMs: cfg.budgetMs,
       signal: ctx.mcpReq.signal,
+      createTask: declaresTasks(ctx.mcpReq.envelope)
+        ? (task: string) => tasks.create(task)
+        : undefined,
       progress: token === undefined ? undefined : (elapsedMs, message) =>
         ctx.mcpReq.notify({
           method: "notifications/progress",
@@ -160,12 +182,43 @@ function buildServer(link: KernelLink, subs: Subscriptions, cfg: McpConfig): Ser
           ctx.mcpReq.elicitInput(p as never) as never, principal);
     }
     try {
-      return withRestartNotice(await tool.run(v.args, tc), link) as never;
+      const r = await tool.run(v.args, tc);
+      if (!("content" in r)) return r as never; // a CreateTaskResult (tasks extension)
+      return forVersion(withRestartNotice(r as ToolResult, link), version) as never;
     } catch (e) {
       if (e instanceof InputNeeded) return e.result as never;
       throw protocolError(e);
     }
   });
+
+  // The tasks extension (tasks_ext.ts): only for clients that declared it.
+  const taskMethod =
+    (fn: (p: Obj) => Promise<Obj>) => async (p: Obj, ctx: { mcpReq: { envelope?: unknown } }) => {
+      if (!declaresTasks(ctx.mcpReq.envelope)) throw missingCapability();
+      try {
+        return await fn(p) as never;
+      } catch (e) {
+        throw protocolError(e);
+      }
+    };
+  const finish = async (rec: TaskRecord) =>
+    forVersion(await finished(link, rec, {}), server.getNegotiatedProtocolVersion());
+  const TaskParams = { params: z.looseObject({ taskId: z.string() }) };
+  server.setRequestHandler(
+    "tasks/get",
+    TaskParams as never,
+    taskMethod((p) => tasks.get(p.taskId, finish)) as never,
+  );
+  server.setRequestHandler(
+    "tasks/cancel",
+    TaskParams as never,
+    taskMethod((p) => tasks.cancel(p.taskId)) as never,
+  );
+  server.setRequestHandler(
+    "tasks/update",
+    TaskParams as never,
+    taskMethod((p) => tasks.update(p.taskId)) as never,
+  );
 
   server.setRequestHandler("resources/list", async () => {
     try {
@@ -244,16 +297,18 @@ export async function mcpMain(args: string[]): Promise<number> {
     );
   };
   const subs = new Subscriptions(link, notify);
+  const text = await instructions(cfg.budgetMs);
   let done!: () => void;
   const closed = new Promise<void>((r) => (done = r));
-  const transport = new DenoStdioTransport(listenInspector(subs));
+  const stdio = new DenoStdioTransport(listenInspector(subs));
+  const transport = new TasksWire(stdio);
   serveStdio(() => {
-    server = buildServer(link, subs, cfg);
+    server = buildServer(link, subs, cfg, text, transport);
     server.onclose = done;
     return server;
   }, { transport, onerror: (e) => log(e.message) });
   // stdin EOF closes the transport (and the instance); with no instance yet, exit all the same.
-  transport.ended.then(done);
+  stdio.ended.then(done);
   await closed;
   await link.close();
   return 0;

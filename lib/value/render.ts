@@ -2,7 +2,8 @@
  * Rendering (language spec §19): `renderInline` is the canonical one-line form the corpus
  * asserts; `renderBlock` is the human form (aligned tables, `key: value` records) used by the
  * CLI, the REPL and the kernel's `render` field. Block rendering is bounded: it looks at no more
- * rows/items/characters than it shows, so it costs O(shown), never O(value).
+ * rows/items/characters than it shows — save counting the lines of a cut text, a scan bounded
+ * by `LINE_SCAN` — so it costs O(shown), never O(value).
  */
 
 import { fail } from "./errors.ts";
@@ -14,6 +15,7 @@ import {
   FloatV,
   ListV,
   type OutcomeV,
+  PathV,
   RecordV,
   SizeV,
   type TableV,
@@ -224,6 +226,8 @@ const STOP = Symbol("render-budget");
 interface Sink {
   s: string;
   max: number;
+  /** Block rendering only: paths under this directory are shown relative to it. */
+  cwd?: string;
 }
 
 function put(o: Sink, text: string): void {
@@ -232,6 +236,7 @@ function put(o: Sink, text: string): void {
 }
 
 function inlineInto(v: Value, o: Sink): void {
+  if (o.cwd !== undefined && v instanceof PathV) return put(o, renderPath(relPath(v.path, o.cwd)));
   const scalar = scalarInline(v);
   if (scalar !== undefined) return put(o, scalar);
   switch ((v as { t: string }).t) {
@@ -279,12 +284,15 @@ export function truncateText(s: string, max: number): string {
   return s.slice(0, cut) + "…";
 }
 
-/** `renderInline` cut to `max` characters (ending in `…`); costs O(max), not O(value). */
-export function renderInlineBounded(v: Value, max: number): string {
+/**
+ * `renderInline` cut to `max` characters (ending in `…`); costs O(max), not O(value). With
+ * `cwd`, paths under it are shown relative to it (block rendering).
+ */
+export function renderInlineBounded(v: Value, max: number, cwd?: string): string {
   if (typeof v === "string") {
     return truncateText(quoteStr(v.length > max + 2 ? v.slice(0, max + 2) : v), max);
   }
-  const o: Sink = { s: "", max };
+  const o: Sink = { s: "", max, cwd };
   try {
     inlineInto(v, o);
   } catch (e) {
@@ -326,17 +334,76 @@ export function interpolate(v: Value): string {
 // ---------------------------------------------------------------------------------------------
 // Block rendering
 
+/** Where a block rendering stopped showing a value (see `BlockOptions.more`). */
+export interface Cut {
+  /** What was left out: table rows, list items, record fields, text lines or characters. */
+  unit: "rows" | "items" | "fields" | "lines" | "chars";
+  /** Selection path from the rendered value to the cut one: `""`, or `"out"` inside an outcome. */
+  path: string;
+  /** How many rows/items/fields/lines were shown. */
+  shown: number;
+  /** How many more there are; null when only a bounded scan was made and it did not end. */
+  left: number | null;
+  /**
+   * Where the rest begins as a `value.get` slice start on the value at `path`: an item index,
+   * or for text the character (Unicode scalar) offset.
+   */
+  next: number;
+  /** Text only: its size in bytes, when known. */
+  bytes?: number;
+}
+
 /** Options for `renderBlock`. */
 export interface BlockOptions {
   /** Most table rows / list items / record fields / output lines shown (default 50). */
   maxRows?: number;
   /** Most characters of a scalar or text body rendered (default 65536). */
   maxChars?: number;
+  /** The session's directory: absolute paths under it are shown relative to it. */
+  cwd?: string;
+  /** Lines of stderr a failed outcome shows (default 10; 0 for none). */
+  stderrLines?: number;
+  /** The line that ends a cut value (default: `… 9950 more rows`, `… 12 more lines (3kb)`). */
+  more?: (cut: Cut) => string;
 }
 
 const DEFAULT_MAX_ROWS = 50;
 const DEFAULT_MAX_CHARS = 65536;
+const DEFAULT_STDERR_LINES = 10;
 const MIN_COL = 3;
+/** Bytes of text scanned to count the lines of a cut text (beyond it the count is unknown). */
+const LINE_SCAN = 1 << 20;
+
+/** Resolved block options. */
+interface Opts {
+  maxRows: number;
+  maxChars: number;
+  cwd?: string;
+  stderrLines: number;
+  more: (cut: Cut) => string;
+  path: string;
+}
+
+/** `1,234,567`. */
+function grouped(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/** The default line that ends a cut value. */
+export function moreLine(cut: Cut): string {
+  const size = cut.bytes === undefined ? "" : ` (${formatSize(BigInt(cut.bytes))} in all)`;
+  if (cut.left === null) return `… output truncated${size}`;
+  const unit = cut.left === 1 ? cut.unit.slice(0, -1) : cut.unit;
+  return `… ${grouped(cut.left)} more ${unit}${size}`;
+}
+
+/** `p` relative to `cwd` when it lies under it (and is shorter that way), else `p`. */
+export function relPath(p: string, cwd: string): string {
+  if (cwd === "" || !p.startsWith("/")) return p;
+  if (p === cwd) return ".";
+  const base = cwd.endsWith("/") ? cwd : cwd + "/";
+  return p.startsWith(base) ? p.slice(base.length) : p;
+}
 
 /** Length in code points (what a terminal column count approximates). */
 function cpLen(s: string): number {
@@ -361,14 +428,14 @@ function fitCell(s: string, w: number, right: boolean): string {
 }
 
 /** One table cell: strings and paths raw (control characters escaped), null empty. */
-function cellText(v: Value, max: number): string {
+function cellText(v: Value, max: number, cwd?: string): string {
   if (v === null) return "";
   if (typeof v === "string") {
     const s = v.length > max ? v.slice(0, max + 1) : v;
     return CONTROL.test(s) ? s.replace(/[\n\t\r\0]/g, (c) => ESCAPES[c]) : s;
   }
-  if (typeof v === "object" && v.t === "path") return truncateText(v.path, max + 1);
-  return renderInlineBounded(v, max + 1);
+  if (v instanceof PathV) return truncateText(cwd ? relPath(v.path, cwd) : v.path, max + 1);
+  return renderInlineBounded(v, max + 1, cwd);
 }
 
 function isNumeric(v: Value): boolean {
@@ -376,9 +443,9 @@ function isNumeric(v: Value): boolean {
     v instanceof SizeV || v instanceof DurationV;
 }
 
-function renderTable(rows: readonly Value[], width: number, maxRows: number): string {
+function renderTable(rows: readonly Value[], width: number, o: Opts): string {
   if (rows.length === 0) return "(empty table)";
-  const shown = Math.min(rows.length, maxRows);
+  const shown = Math.min(rows.length, o.maxRows);
   const cols: string[] = [];
   const seen = new Set<string>();
   for (let r = 0; r < shown; r++) {
@@ -397,7 +464,7 @@ function renderTable(rows: readonly Value[], width: number, maxRows: number): st
     const line = cols.map((c, i) => {
       const v = f.get(c) ?? null;
       if (v !== null && !isNumeric(v)) numeric[i] = false;
-      const t = cellText(v, width);
+      const t = cellText(v, width, o.cwd);
       widths[i] = Math.max(widths[i], cpLen(t));
       return t;
     });
@@ -434,100 +501,239 @@ function renderTable(rows: readonly Value[], width: number, maxRows: number): st
   const lines = [fmt(cols), "─".repeat(Math.min(width, total()))];
   for (const line of cells) lines.push(fmt(line));
   const notes: string[] = [];
-  if (rows.length > shown) notes.push(`… ${rows.length - shown} more rows`);
+  if (rows.length > shown) {
+    const cut = { unit: "rows", path: o.path, shown, left: rows.length - shown, next: shown };
+    notes.push(o.more(cut as Cut));
+  }
   if (ncols < cols.length) notes.push(`… ${cols.length - ncols} more columns`);
   if (notes.length) lines.push(notes.join(", "));
   return lines.join("\n");
 }
 
-function renderRecordBlock(r: RecordV, width: number, maxRows: number): string {
+function renderRecordBlock(r: RecordV, width: number, o: Opts): string {
   if (r.fields.size === 0) return "{}";
   const keys: string[] = [];
   const vals: Value[] = [];
   for (const [k, v] of r.fields) {
-    if (keys.length >= maxRows) break;
+    if (keys.length >= o.maxRows) break;
     keys.push(renderKey(k));
     vals.push(v);
   }
   const kw = Math.min(Math.max(...keys.map(cpLen)), 30);
   const lines = keys.map((k, i) => {
     const key = fitCell(k, kw, false);
-    return `${key}: ${renderInlineBounded(vals[i], Math.max(width - kw - 2, 8))}`;
+    return `${key}: ${renderInlineBounded(vals[i], Math.max(width - kw - 2, 8), o.cwd)}`;
   });
-  if (r.fields.size > keys.length) lines.push(`… ${r.fields.size - keys.length} more fields`);
+  if (r.fields.size > keys.length) {
+    const left = r.fields.size - keys.length;
+    lines.push(
+      o.more({ unit: "fields", path: o.path, shown: keys.length, left, next: keys.length }),
+    );
+  }
   return lines.join("\n");
 }
 
-function renderListBlock(items: readonly Value[], width: number, maxRows: number): string {
+function renderListBlock(items: readonly Value[], width: number, o: Opts): string {
   if (items.length === 0) return "[]";
   let allRecords = true;
-  for (let i = 0; i < Math.min(items.length, maxRows); i++) {
+  for (let i = 0; i < Math.min(items.length, o.maxRows); i++) {
     if (!(items[i] instanceof RecordV)) {
       allRecords = false;
       break;
     }
   }
-  if (allRecords) return renderTable(items, width, maxRows);
-  const inline = renderInlineBounded(new ListV(items as Value[]), width + 1);
+  if (allRecords) return renderTable(items, width, o);
+  const inline = renderInlineBounded(new ListV(items as Value[]), width + 1, o.cwd);
   if (cpLen(inline) <= width) return inline;
-  const shown = Math.min(items.length, maxRows);
+  const shown = Math.min(items.length, o.maxRows);
   const lines: string[] = [];
-  for (let i = 0; i < shown; i++) lines.push(renderInlineBounded(items[i], width));
-  if (items.length > shown) lines.push(`… ${items.length - shown} more items`);
+  for (let i = 0; i < shown; i++) lines.push(renderInlineBounded(items[i], width, o.cwd));
+  if (items.length > shown) {
+    const left = items.length - shown;
+    lines.push(o.more({ unit: "items", path: o.path, shown, left, next: shown }));
+  }
   return lines.join("\n");
 }
 
-function renderTextBlock(
+/** Count `\n` in at most `LINE_SCAN` bytes of `b`; null when the scan stopped early. */
+function countNewlines(b: Uint8Array): number | null {
+  const end = Math.min(b.length, LINE_SCAN);
+  let n = 0;
+  for (let i = b.indexOf(10); i >= 0 && i < end; i = b.indexOf(10, i + 1)) n++;
+  return end < b.length ? null : n;
+}
+
+/** UTF-8 bytes of `s`. */
+function utf8Len(s: string): number {
+  return new TextEncoder().encode(s).length;
+}
+
+/** Unicode scalars in `s`. */
+function scalars(s: string): number {
+  return cpLen(s);
+}
+
+/**
+ * A text body: at most `maxRows` lines and `maxChars` characters of `text`, which is the start
+ * of a text of `bytes` bytes (`totalLines` lines when known, null when not counted). A cut text
+ * ends with the `more` line.
+ */
+function renderText(
   text: string,
-  maxRows: number,
-  maxChars: number,
-  cutBefore = false,
+  o: Opts,
+  bytes: number | undefined,
+  totalLines: number | null,
+  whole: boolean,
+  byteOffsets = false,
 ): string {
-  const cut = cutBefore || text.length > maxChars;
-  let body = cut ? text.slice(0, maxChars) : text;
-  if (!cut && body.endsWith("\n")) body = body.slice(0, -1);
-  let lines = body.split("\n");
-  const more = lines.length > maxRows;
-  if (!more && !cut) return body;
-  if (more) lines = lines.slice(0, maxRows);
-  return `${lines.join("\n")}\n… output truncated`;
+  let body = text.length > o.maxChars ? text.slice(0, o.maxChars) : text;
+  const cutChars = body.length < text.length || !whole;
+  if (!cutChars && body.endsWith("\n")) body = body.slice(0, -1);
+  const lines = body.split("\n");
+  const cutLines = lines.length > o.maxRows;
+  if (!cutLines && !cutChars) return body;
+  const shownLines = cutLines ? lines.slice(0, o.maxRows) : lines;
+  // A character cut shows whole lines only, so the next page starts at a line start; a first
+  // line longer than the cut is shown cut, and the rest counted in characters.
+  const partial = !cutLines && cutChars && shownLines.length === 1;
+  if (!cutLines && cutChars && !partial) shownLines.pop();
+  const shown = shownLines.join("\n");
+  // Bytes slice by byte, strings by character.
+  const next = (byteOffsets ? utf8Len(shown) : scalars(shown)) + (partial ? 0 : 1);
+  const left = totalLines === null || partial ? null : Math.max(0, totalLines - shownLines.length);
+  const unit = partial ? "chars" : "lines";
+  const cut: Cut = { unit, path: o.path, shown: shownLines.length, left, next };
+  if (bytes !== undefined) cut.bytes = bytes;
+  return `${shown}\n${o.more(cut)}`;
+}
+
+/** Lines in `text` (a trailing newline ends the last line); null when longer than the scan. */
+function textLines(text: string): number | null {
+  if (text.length > LINE_SCAN) return null;
+  let n = 0;
+  for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) n++;
+  return text.endsWith("\n") || text === "" ? n : n + 1;
 }
 
 const lossy = new TextDecoder("utf-8");
+const strict = new TextDecoder("utf-8", { fatal: true });
 
-/**
- * The human rendering of a value at `width` columns (§8.3 of the protocol): tables as aligned
- * columns under a header (cells cut with `…`), lists of records as tables, other long lists one
- * item per line, records as `key: value` lines, outcomes as their output, scalars inline.
- * At most `maxRows` rows/items/fields are shown, followed by a `… N more rows` line.
- */
-export function renderBlock(v: Value, width = 80, opts: BlockOptions = {}): string {
-  const maxRows = opts.maxRows ?? DEFAULT_MAX_ROWS;
-  const maxChars = opts.maxChars ?? DEFAULT_MAX_CHARS;
+/** Decode a prefix of `b` strictly, tolerating a multi-byte character cut at its end. */
+function utf8Prefix(b: Uint8Array, max: number): string | null {
+  try {
+    return strict.decode(b.subarray(0, max), { stream: true });
+  } catch {
+    return null;
+  } finally {
+    strict.decode(); // reset the streaming state
+  }
+}
+
+/** Bytes: their text when they are UTF-8, else their size and first bytes in hex. */
+function renderBytesBlock(b: BytesV, o: Opts): string {
+  const max = o.maxChars * 4;
+  const text = b.data.length === 0 ? null : utf8Prefix(b.data, max);
+  if (text === null) {
+    const head = [...b.data.subarray(0, 16)].map((x) => x.toString(16).padStart(2, "0"));
+    const dots = b.size > 16 ? " …" : "";
+    const what = b.data.length === 0 ? "empty" : `not UTF-8: ${head.join(" ")}${dots}`;
+    return `${renderBytes(b)} (${what})`;
+  }
+  const all = b.size === b.data.length;
+  const whole = all && b.data.length <= max;
+  const lines = all ? countNewlines(b.data) : null;
+  const total = lines === null ? null : b.data.at(-1) === 10 ? lines : lines + 1;
+  const body = renderText(text, o, b.size, total, whole, true);
+  // Content-store bytes end with their true size and content ref (protocol §8.3).
+  return b.ref === null ? body : `${body}\n${renderBytes(b)}`;
+}
+
+/** The first `n` lines of stderr bytes, indented, with a count of the rest. */
+function stderrBlock(err: Uint8Array, n: number): string {
+  const text = lossy.decode(err.subarray(0, 64 * 1024)).replace(/\n$/, "");
+  const lines = text.split("\n");
+  const shown = lines.slice(0, n).map((l) => `  ${truncateText(l, 200)}`);
+  if (lines.length > n) shown.push(`  … ${lines.length - n} more lines of stderr`);
+  return shown.join("\n");
+}
+
+function renderOutcomeBlock(v: OutcomeV, width: number, o: Opts): string {
+  const at = (f: string) => ({ ...o, path: o.path === "" ? f : `${o.path}.${f}` });
+  let body = "";
+  if (v.parsed !== undefined) {
+    body = v.parsed === null ? "" : block(v.parsed, width, at("out"));
+  } else if (v.stdout.length > 0) {
+    // Raw output pages as `.stdout` (bytes, by byte): `.out` may be parsed JSON.
+    const inner = at("stdout");
+    const cut = v.stdout.length > o.maxChars * 4;
+    const text = lossy.decode(cut ? v.stdout.subarray(0, o.maxChars * 4) : v.stdout, {
+      stream: cut,
+    });
+    if (cut) lossy.decode(); // reset the streaming state
+    const all = !v.stdoutTruncated && v.stdoutRef === null;
+    const whole = !cut && all;
+    const lines = all ? countNewlines(v.stdout) : null;
+    const total = lines === null ? null : v.stdout.at(-1) === 10 ? lines : lines + 1;
+    body = renderText(text, inner, v.stdoutSize, total, whole, true);
+  }
+  const err = o.stderrLines > 0 && v.stderr.length > 0 ? stderrBlock(v.stderr, o.stderrLines) : "";
+  // A command that worked shows its output; with none, what it said on stderr (git does).
+  if (v.ok) {
+    if (body !== "") return body;
+    return err === "" ? renderOutcome(v) : `${renderOutcome(v)}; stderr:\n${err}`;
+  }
+  const how = v.signal !== null ? `killed by ${v.signal}` : `exit status ${v.status ?? -1}`;
+  const status = err === "" ? `failed: ${how}` : `failed: ${how}; stderr:\n${err}`;
+  return body === "" ? status : `${body}\n${status}`;
+}
+
+/** A string: quoted when it is one short line, else its text. */
+function renderStrBlock(s: string, width: number, o: Opts): string {
+  if (!s.includes("\n") && s.length <= width * 2) return renderInlineBounded(s, o.maxChars);
+  const bytes = s.length > LINE_SCAN ? undefined : new TextEncoder().encode(s).length;
+  return renderText(s, o, bytes, textLines(s), s.length <= o.maxChars);
+}
+
+function block(v: Value, width: number, o: Opts): string {
   if (v !== null && typeof v === "object") {
     switch (v.t) {
       case "table":
-        return renderTable(v.rows, width, maxRows);
+        return renderTable(v.rows, width, o);
       case "list":
-        return renderListBlock(v.items, width, maxRows);
+        return renderListBlock(v.items, width, o);
       case "record":
-        return renderRecordBlock(v, width, maxRows);
-      case "outcome": {
-        const status = v.ok ? "" : renderOutcome(v);
-        let body = "";
-        if (v.parsed !== undefined) {
-          body = v.parsed === null ? "" : renderBlock(v.parsed, width, opts);
-        } else if (v.stdout.length > 0) {
-          const cut = v.stdout.length > maxChars;
-          const text = lossy.decode(cut ? v.stdout.subarray(0, maxChars) : v.stdout);
-          body = renderTextBlock(text, maxRows, maxChars, cut || v.stdoutTruncated);
-        }
-        if (body === "" && status === "") return renderOutcome(v);
-        return body === "" ? status : status === "" ? body : `${body}\n${status}`;
-      }
+        return renderRecordBlock(v, width, o);
+      case "outcome":
+        return renderOutcomeBlock(v, width, o);
+      case "bytes":
+        return renderBytesBlock(v, o);
+      case "path":
+        // A path on its own is shown whole (`pwd` must not say "."); inside rows it is relative.
+        return renderPath(v.path);
       case "error":
         return v.hint ? `${renderInline(v)}\nhint: ${v.hint}` : renderInline(v);
     }
   }
-  return renderInlineBounded(v, maxChars);
+  if (typeof v === "string") return renderStrBlock(v, width, o);
+  return renderInlineBounded(v, o.maxChars);
+}
+
+/**
+ * The human rendering of a value at `width` columns (§8.3 of the protocol), for people (REPL,
+ * CLI) and for agents that read only text (the kernel's `render`): tables as aligned columns
+ * under a header (cells cut with `…`), lists of records as tables, other long lists one item per
+ * line, records as `key: value` lines, outcomes as their output followed — when they failed — by
+ * their status and the first lines of stderr, text (multi-line strings, UTF-8 bytes) as its
+ * lines, scalars inline; paths relative to `opts.cwd` when they lie under it. At most `maxRows`
+ * rows/items/fields/lines are shown, followed by the `opts.more` line (`… N more rows`).
+ */
+export function renderBlock(v: Value, width = 80, opts: BlockOptions = {}): string {
+  return block(v, width, {
+    maxRows: opts.maxRows ?? DEFAULT_MAX_ROWS,
+    maxChars: opts.maxChars ?? DEFAULT_MAX_CHARS,
+    cwd: opts.cwd,
+    stderrLines: opts.stderrLines ?? DEFAULT_STDERR_LINES,
+    more: opts.more ?? moreLine,
+    path: "",
+  });
 }

@@ -16,6 +16,7 @@ import {
   typeName,
   type Value,
 } from "./types.ts";
+import { outcomePayload } from "./coerce.ts";
 
 /** One parsed path segment. */
 export type PathSeg =
@@ -90,10 +91,12 @@ function field(v: Value, name: string, outcomeOut: (o: OutcomeV) => Value): Valu
       case "signal":
         return v.signal;
       case "out":
-        return outcomeOut(v);
+        // Inspection never raises: a failed command's `.out` is what it printed.
+        return v.ok ? outcomeOut(v) : outcomePayload(v);
       case "stdout":
         return new BytesV(v.stdout, v.stdoutRef, v.stdoutSize);
       case "stderr":
+      case "err":
         return new BytesV(v.stderr);
       case "dur_ns":
         return new DurationV(v.durNs);
@@ -102,6 +105,14 @@ function field(v: Value, name: string, outcomeOut: (o: OutcomeV) => Value): Valu
       case "cmd":
         return v.cmd;
       default:
+        if (!v.ok) {
+          const how = v.status === null
+            ? `died from ${v.signal}`
+            : `exited with status ${v.status}`;
+          throw new SelectError(
+            `\`${v.cmd}\` ${how}, so its output has no field \`${name}\`; read .err or .stdout`,
+          );
+        }
         return field(outcomeOut(v), name, outcomeOut);
     }
   }

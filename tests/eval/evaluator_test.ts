@@ -238,3 +238,20 @@ Deno.test("&& / || in statement position sink the operand they do not return", a
   assert.equal(seen.length, 1);
   assert.equal(new TextDecoder().decode((seen[0] as OutcomeV).stdout), "a\n");
 });
+
+Deno.test("assigning an undeclared or let-bound name says how to declare it", async () => {
+  // `x=3` and `FOO=bar` are what shell habits type: the target is checked before the value.
+  for (
+    const [src, msg, hint] of [
+      ["x=3", /no variable `x` is declared here/, /`var x = …`.*`env\.x = "…"`/],
+      ["FOO=bar", /no variable `FOO` is declared here/, /`var FOO = …`/],
+      ["let y = 1; y = 2", /`y`: it was bound with `let`/, /`var y = …` to reassign/],
+    ] as const
+  ) {
+    const e = await code(src);
+    assert.equal(e.err.code, "type_error");
+    assert.match(e.err.msg, msg);
+    assert.match(e.err.hint ?? "", hint);
+  }
+  assert.equal(await run("var n = 1; n = n + 1; n"), "2");
+});

@@ -224,7 +224,11 @@ Deno.test("the exit is seen while a background process still holds the terminal"
   await withPty(["sh", "-c", 'trap "" HUP; sleep 93 & echo started; exit 4'], async (p, out) => {
     assert.deepEqual(await p.exit, { status: 4, signal: null });
     await out.until(/started/);
-    assert.equal(sleepers(p.pid, "93").length, 1, "the sleep keeps the slave open");
+    // The shell may exit before its forked child has exec'd sleep: wait for it to appear.
+    assert.ok(
+      await waitFor(() => sleepers(p.pid, "93").length === 1, 5000),
+      "the sleep keeps the slave open",
+    );
     assert.equal(p.readNow(new Uint8Array(16)), -1, "no end of output yet");
     await p.close();
     assert.equal(sleepers(p.pid, "93").length, 0);

@@ -61,7 +61,9 @@ Deno.test("streaming with stdin and cancel()", async () => {
     cwd: "/",
     env: ENV,
     stdin: enc.encode("fed\n"),
-    graceMs: 100,
+    // Room for sh to act on SIGINT on a loaded machine before SIGTERM follows (the ladder
+    // stops as soon as the group is gone, so this costs nothing when it is quick).
+    graceMs: 2000,
   });
   try {
     const reader = child.stdout.getReader();

@@ -81,7 +81,7 @@ Deno.test(
           "tool call",
         );
         assertEquals(r.isError, true);
-        assertEquals(sc(r).code, -32603);
+        assertEquals(sc(r).error.code, -32603);
         assert(/sessions/.test(text(r)), text(r));
         // Still serving: a second call gets the same honest answer.
         const again = await m.client.callTool({ name: "shoal_exec", arguments: { src: "2" } });

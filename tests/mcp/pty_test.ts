@@ -110,11 +110,11 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       assertEquals(sc(again), sc(c), "close is idempotent");
       const gone = await call(m, "shoal_pty_read", { pty_id: id });
       assertEquals(gone.isError, true);
-      assertEquals(sc(gone).code, -32022);
+      assertEquals(sc(gone).error.code, -32022);
       assertEquals(sc(await call(m, "shoal_pty_list", {})).ptys, []);
     });
 
-    await t.step("bad arguments are refused before the kernel", async () => {
+    await t.step("bad arguments are refused before the kernel (isError, SEP-1303)", async () => {
       const bad = [
         ["shoal_pty_open", { cmd: "" }],
         ["shoal_pty_open", { cmd: "sh", cols: 5000 }],
@@ -123,15 +123,13 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
         ["shoal_pty_resize", { pty_id: "pty:1", cols: 10 }],
       ] as const;
       for (const [name, args] of bad) {
-        const e = await m.client.callTool({ name, arguments: args }).then(
-          (r) => ({ code: (r as { isError?: boolean }).isError ? 0 : 1 }),
-          (e) => e as { code: number },
-        );
-        assertEquals(e.code, -32602, `${name} ${JSON.stringify(args)}`);
+        const r = await call(m, name, args);
+        assertEquals(r.isError, true, `${name} ${JSON.stringify(args)}`);
+        assertEquals(sc(r).error.code, -32602, `${name} ${JSON.stringify(args)}`);
       }
       const nf = await call(m, "shoal_pty_open", { cmd: "no-such-program-xyz" });
       assertEquals(nf.isError, true);
-      assertEquals(sc(nf).code, -32023);
+      assertEquals(sc(nf).error.code, -32023);
     });
 
     await t.step(

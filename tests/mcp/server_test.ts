@@ -139,15 +139,15 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       async () => {
         const r = await exec(m, { src: "1 / 0" });
         assertEquals(r.isError, true);
-        assertEquals(sc(r).code, -32002);
-        assertEquals(sc(r).data.code, "div_zero");
+        assertEquals(sc(r).error.code, -32002);
+        assertEquals(sc(r).error.data.code, "div_zero");
         assertMatch(text(r), /division by zero/);
         const p = await exec(m, { src: "let = 1" });
         assertEquals(p.isError, true);
-        assertEquals(sc(p).code, -32001);
+        assertEquals(sc(p).error.code, -32001);
         const stmt = await exec(m, { src: "sh { exit 3 }", position: "stmt" });
         assertEquals(stmt.isError, true);
-        assertEquals(sc(stmt).data.code, "cmd_failed");
+        assertEquals(sc(stmt).error.data.code, "cmd_failed");
       },
     );
 
@@ -170,15 +170,15 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       assertEquals(sc(small).value.v.length, 1000);
       const bad = await call(m, "shoal_get", { ref: s.ref, path: "[5000]" });
       assertEquals(bad.isError, true);
-      assertEquals(sc(bad).code, -32005);
+      assertEquals(sc(bad).error.code, -32005);
       const unknown = await call(m, "shoal_get", { ref: "out:99999" });
-      assertEquals(sc(unknown).code, -32004);
+      assertEquals(sc(unknown).error.code, -32004);
     });
 
     await t.step("shoal_journal: entries, or the kernel's honest -32601", async () => {
       const r = await call(m, "shoal_journal", { limit: 5 });
       if (r.isError) {
-        assertEquals(sc(r).code, -32601);
+        assertEquals(sc(r).error.code, -32601);
         assertMatch(text(r), /does not implement journal\.query/);
       } else assert(Array.isArray(sc(r).entries));
     });
@@ -193,11 +193,11 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       ];
       for (const [name, args] of cases) {
         const r = await call(m, name, args);
-        if (r.isError && sc(r).code === -32601) {
+        if (r.isError && sc(r).error.code === -32601) {
           assertMatch(text(r), /^Not available: this kernel does not implement/, name);
         } else if (r.isError) {
           // implemented: an unknown plan is the kernel's own error
-          assert([-32010, -32012].includes(sc(r).code), `${name}: ${JSON.stringify(sc(r))}`);
+          assert([-32010, -32012].includes(sc(r).error.code), `${name}: ${JSON.stringify(sc(r))}`);
         } else assert(typeof sc(r) === "object", name);
       }
     });
@@ -222,14 +222,15 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       const c = await call(m, "shoal_cancel", { task: sc(slow).task });
       assertEquals(sc(c).cancel_requested, true);
       assert(["cancelling", "cancelled"].includes(sc(c).state));
+      // The agent asked for the cancel: a normal result that says so, not an error.
       const w3 = await call(m, "shoal_wait", { task: sc(slow).task });
-      assertEquals(w3.isError, true);
+      assertEquals(w3.isError, false);
       assertEquals(sc(w3).state, "cancelled");
       const unknown = await call(m, "shoal_wait", { task: "task:999999" });
-      assertEquals(sc(unknown).code, -32021);
+      assertEquals(sc(unknown).error.code, -32021);
       const uc = await call(m, "shoal_cancel", { task: "task:999999" });
       assertEquals(uc.isError, true);
-      assertEquals(sc(uc).code, -32021);
+      assertEquals(sc(uc).error.code, -32021);
     });
 
     await t.step(
@@ -291,7 +292,7 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       }
     });
 
-    await t.step("schema violations are JSON-RPC -32602", async () => {
+    await t.step("schema violations are isError results; an unknown tool is -32602", async () => {
       const bad: Array<[string, Record<string, unknown>]> = [
         ["shoal_exec", { src: "1", bogus: true }],
         ["shoal_exec", { src: 1 }],
@@ -304,12 +305,17 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
         ["shoal_cancel", {}],
         ["shoal_journal", { limit: 0 }],
         ["shoal_journal", { sinse: 1 }],
-        ["no_such_tool", {}],
       ];
       for (const [name, args] of bad) {
-        const e = await rpcCode(m.client.callTool({ name, arguments: args }));
-        assertEquals(e.code, -32602, `${name} ${JSON.stringify(args)}: ${e.message}`);
+        const r = await call(m, name, args);
+        const what = `${name} ${JSON.stringify(args)}`;
+        assertEquals(r.isError, true, what);
+        assertEquals(sc(r).error.code, -32602, what);
+        assertMatch(text(r), /^invalid arguments for /, what);
+        assertMatch(text(r), /Nothing ran/, what);
       }
+      const e = await rpcCode(m.client.callTool({ name: "no_such_tool", arguments: {} }));
+      assertEquals(e.code, -32602);
     });
 
     await t.step("resources/list: six roots first, then live tasks", async () => {
@@ -325,7 +331,11 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       const tasks = resources.filter((r) => r.uri.startsWith("shoal://task/"));
       assert(tasks.length >= 3, "task entries");
       assertMatch(tasks[0].name, /^task:\d+$/);
-      for (const r of resources) assertEquals(r.mimeType, "application/json");
+      assertEquals(resources[6].uri, "shoal://docs/primer");
+      assertEquals(resources[6].mimeType, "text/markdown");
+      for (const r of resources.filter((r) => r.uri !== "shoal://docs/primer")) {
+        assertEquals(r.mimeType, "application/json");
+      }
       const { resourceTemplates } = await m.client.listResourceTemplates();
       assertEquals(resourceTemplates.map((x) => x.name), [
         "transcript-value",

@@ -1,12 +1,15 @@
 import { deepStrictEqual as eq, ok } from "node:assert/strict";
 import type { CmdExpr } from "../../lib/syntax/ast.ts";
 import {
+  type Cut,
   displayTop,
   formatDuration,
   formatFloat,
   formatSize,
   interpolate,
+  moreLine,
   quoteStr,
+  relPath,
   renderBlock,
   renderInline,
   renderInlineBounded,
@@ -295,9 +298,9 @@ Deno.test("renderBlock is bounded: rows and items beyond maxRows are summarised"
   const rows = Array.from({ length: 10_000 }, (_, i) => rec({ i }));
   const out = renderBlock(new TableV(rows)).split("\n");
   eq(out.length, 2 + 50 + 1);
-  eq(out.at(-1), "… 9950 more rows");
+  eq(out.at(-1), "… 9,950 more rows");
   const out5 = renderBlock(new TableV(rows), 80, { maxRows: 5 }).split("\n");
-  eq(out5.at(-1), "… 9995 more rows");
+  eq(out5.at(-1), "… 9,995 more rows");
   const longList = new ListV(Array.from({ length: 1000 }, (_, i) => "item number " + i));
   const lines = renderBlock(longList, 80, { maxRows: 3 }).split("\n");
   eq(lines, ['"item number 0"', '"item number 1"', '"item number 2"', "… 997 more items"]);
@@ -305,7 +308,7 @@ Deno.test("renderBlock is bounded: rows and items beyond maxRows are summarised"
   eq(renderBlock(wideRec, 80, { maxRows: 2 }), "k0: 0\nk1: 1\n… 98 more fields");
 });
 
-Deno.test("renderBlock of outcomes shows their output", () => {
+Deno.test("renderBlock of outcomes shows their output, and why a failed one failed", () => {
   const enc = new TextEncoder();
   eq(renderBlock(outcome(0, true, null, enc.encode("hello\nworld\n"))), "hello\nworld");
   eq(renderBlock(outcome(0, true)), "outcome(status: 0, ok: true)");
@@ -313,13 +316,88 @@ Deno.test("renderBlock of outcomes shows their output", () => {
     renderBlock(outcome(0, true, null, enc.encode("x\n"), rec({ a: 1 }))),
     "a: 1",
   );
+  eq(renderBlock(outcome(2, false, null, enc.encode("oops\n"))), "oops\nfailed: exit status 2");
+  const err = (status: number | null, ok: boolean, stderr: string, signal: string | null = null) =>
+    new OutcomeV(status, ok, signal, new Uint8Array(), enc.encode(stderr), 0n, 1, "ls nope");
   eq(
-    renderBlock(outcome(2, false, null, enc.encode("oops\n"))),
-    "oops\noutcome(status: 2, ok: false)",
+    renderBlock(err(2, false, "ls: cannot access 'nope': No such file or directory\n")),
+    "failed: exit status 2; stderr:\n  ls: cannot access 'nope': No such file or directory",
+  );
+  eq(renderBlock(err(null, false, "", "SIGKILL")), "failed: killed by SIGKILL");
+  const long = Array.from({ length: 30 }, (_, i) => `e${i}`).join("\n");
+  const lines = renderBlock(err(1, false, long), 80, { stderrLines: 3 }).split("\n");
+  eq(lines, [
+    "failed: exit status 1; stderr:",
+    "  e0",
+    "  e1",
+    "  e2",
+    "  … 27 more lines of stderr",
+  ]);
+  eq(renderBlock(err(1, false, "x"), 80, { stderrLines: 0 }), "failed: exit status 1");
+  // A command that worked but printed only to stderr (git checkout) shows what it said.
+  eq(
+    renderBlock(err(0, true, "Switched to a new branch 'x'\n")),
+    "outcome(status: 0, ok: true); stderr:\n  Switched to a new branch 'x'",
   );
   const many = enc.encode(Array.from({ length: 100 }, (_, i) => `line ${i}`).join("\n"));
   const out = renderBlock(outcome(0, true, null, many), 80, { maxRows: 3 });
-  eq(out, "line 0\nline 1\nline 2\n… output truncated");
+  eq(out, "line 0\nline 1\nline 2\n… 97 more lines (789b in all)");
   const huge = outcome(0, true, null, enc.encode("x".repeat(100) + "\n"));
-  eq(renderBlock(huge, 80, { maxChars: 10 }), "xxxxxxxxxx\n… output truncated");
+  eq(renderBlock(huge, 80, { maxChars: 10 }), "xxxxxxxxxx\n… output truncated (101b in all)");
+});
+
+Deno.test("renderBlock: where a cut value goes on, for a pager (opts.more)", () => {
+  const enc = new TextEncoder();
+  const cuts: Cut[] = [];
+  const more = (c: Cut) => {
+    cuts.push(c);
+    return moreLine(c);
+  };
+  const text = Array.from({ length: 1000 }, (_, i) => `${i + 1}`).join("\n") + "\n";
+  renderBlock(outcome(0, true, null, enc.encode(text)), 80, { more });
+  // 50 lines "1".."50" are 9·1 + 41·2 = 91 digits and 50 newlines: the rest starts at 141.
+  eq(cuts, [{ unit: "lines", path: "stdout", shown: 50, left: 950, next: 141, bytes: 3893 }]);
+  eq(text.slice(141, 145), "51\n5");
+  cuts.length = 0;
+  renderBlock(new TableV(Array.from({ length: 70 }, (_, i) => rec({ i }))), 80, { more });
+  eq(cuts, [{ unit: "rows", path: "", shown: 50, left: 20, next: 50 }]);
+  cuts.length = 0;
+  renderBlock(text, 80, { more, maxRows: 2 });
+  eq(cuts, [{ unit: "lines", path: "", shown: 2, left: 998, next: 4, bytes: 3893 }]);
+});
+
+Deno.test("renderBlock: text reads as text — multi-line strings and UTF-8 bytes", () => {
+  eq(renderBlock("one\ntwo\n"), "one\ntwo");
+  eq(renderBlock("short"), '"short"');
+  const json = new TextEncoder().encode('{\n  "name": "shoal"\n}\n');
+  eq(renderBlock(new BytesV(json)), '{\n  "name": "shoal"\n}');
+  eq(
+    renderBlock(new BytesV(new Uint8Array([0x7f, 0x45, 0x4c, 0x46, 0xff]))),
+    "bytes(5b) (not UTF-8: 7f 45 4c 46 ff)",
+  );
+  eq(renderBlock(new BytesV(new Uint8Array())), "bytes(0b) (empty)");
+  // A prefix cut inside a multi-byte character is still text.
+  const e = new TextEncoder().encode("é".repeat(40));
+  ok(!renderBlock(new BytesV(e), 80, { maxChars: 5 }).startsWith("bytes("));
+});
+
+Deno.test("renderBlock: paths under cwd are shown relative to it", () => {
+  const t = new TableV([
+    rec({ path: new PathV("/work/p/src/a.ts"), size: new SizeV(10n) }),
+    rec({ path: new PathV("/etc/hosts"), size: new SizeV(5n) }),
+  ]);
+  eq(renderBlock(t, 80, { cwd: "/work/p" }).split("\n").slice(2), [
+    "src/a.ts     10b",
+    "/etc/hosts    5b",
+  ]);
+  eq(renderBlock(new PathV("/work/p"), 80, { cwd: "/work/p" }), "/work/p"); // pwd says where
+  eq(renderBlock(list(new PathV("/work/p/a"), new PathV("/x")), 80, { cwd: "/work/p" }), "[a, /x]");
+  eq(renderBlock(rec({ p: new PathV("/work/p/x") }), 80, { cwd: "/work/p/" }), "p: x");
+  eq(relPath("/work/pp/x", "/work/p"), "/work/pp/x");
+  eq(
+    renderBlock(list(rec({ path: new PathV("/w/x"), trash: new PathV("/s/t/1-x") })), 80, {
+      cwd: "/w",
+    }).split("\n")[2],
+    "x     /s/t/1-x",
+  );
 });

@@ -6,6 +6,7 @@
  */
 
 import { RPC, RpcError } from "../../client/errors.ts";
+import type { Lease } from "../quotas.ts";
 import type { Subscription } from "../event_bus.ts";
 import { invalid, optUint, reqString } from "./params.ts";
 import { att, type Conn, type KernelServices, type P, type Register } from "./types.ts";
@@ -48,8 +49,11 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
   /** Per-connection subscriptions: channel → subscription (one per channel). */
   const subsOf = new WeakMap<Conn, Map<string, { scope: string; sub: Subscription }>>();
   const liveSubs = new Set<Subscription>();
+  /** Each subscription's share of its principal's quota (D-31). */
+  const leases = new WeakMap<Subscription, Lease>();
   const unsubscribe = (scope: string, channel: string, sub: Subscription) => {
     liveSubs.delete(sub);
+    leases.get(sub)?.release();
     k.bus.unsubscribe(scope, channel, sub);
   };
 
@@ -83,7 +87,9 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
         { channel, len, limit: MAX_PAYLOAD },
       );
     }
-    const s = att(conn).session;
+    const a = att(conn);
+    const s = a.session;
+    k.quotas.check(a.principal, "event_bytes", len);
     if (!s.admitUserChannel(channel)) {
       throw invalid(
         `session "${s.name}" already has ${s.userChannels.size} user.* channels (the limit); ` +
@@ -92,6 +98,7 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
       );
     }
     const e = k.bus.publish(s.name, channel, payload);
+    k.quotas.retainEvent(a.principal, s.name, channel, len);
     s.inject(channel, payload);
     return { channel, seq: e.seq, ts: e.ts };
   });
@@ -112,13 +119,18 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
       });
     }
     const old = subs.get(channel);
-    if (old) unsubscribe(old.scope, channel, old.sub);
-    else if (subs.size >= MAX_SUBSCRIPTIONS) {
+    let lease: Lease;
+    if (old) {
+      // A re-subscribe keeps its place in the quota.
+      lease = leases.get(old.sub)!;
+      leases.delete(old.sub);
+      unsubscribe(old.scope, channel, old.sub);
+    } else if (subs.size >= MAX_SUBSCRIPTIONS) {
       throw invalid(
         `this connection already has ${MAX_SUBSCRIPTIONS} subscriptions; unsubscribe first`,
         { limit: MAX_SUBSCRIPTIONS },
       );
-    }
+    } else lease = k.quotas.take(att(conn).principal, "subscriptions");
     const sub = k.bus.subscribe(
       scope,
       channel,
@@ -126,6 +138,7 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
       (e) => conn.writer.send({ jsonrpc: "2.0", method: "event", params: e }),
     );
     liveSubs.add(sub);
+    leases.set(sub, lease);
     subs.set(channel, { scope, sub });
     return { channel, subscribed: true };
   });

@@ -57,7 +57,9 @@ export async function submitExec(k: KernelServices, a: Attachment, conn: Conn, r
       { queued: a.session.queued, limit },
     );
   }
+  const lease = k.quotas.take(a.principal, "tasks"); // per principal (D-31)
   const t = k.tasks.create(a.session.name, r.src, r.position, r.elide, a.tty);
+  void t.done.finally(() => lease.release());
   t.approved = r.approved;
   k.journal?.notePrincipal(t, a.principal); // the journal row's principal (issue 7)
   t.keepResult = !r.background; // nobody waits for an async task's inline result

@@ -10,10 +10,11 @@ import { type AttachResult, STATIC_CHANNELS } from "../../client/protocol.ts";
 import { parse, ParseError } from "../../syntax/mod.ts";
 import { ELIDE_DEFAULTS } from "../../value/elide.ts";
 import { complete } from "../../eval/complete.ts";
-import { availableTier } from "../tier.ts";
+import { sandboxCaps } from "../session_sandbox.ts";
 import { invalid, optBool, optString, optUint, reqString } from "./params.ts";
 import { att, type KernelServices, type P, type Register } from "./types.ts";
 import type { Identity } from "../leash_service.ts";
+import type { SessionHost } from "../session_host.ts";
 import { localPrincipal } from "../../leash/mod.ts";
 
 /** Session names: the same alphabet as socket names, a little longer. */
@@ -45,14 +46,14 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
     const result: AttachResult = {
       session: name,
       principal: who.principal,
-      caps: capsOf(k, who),
+      caps: capsOf(k, who, session),
       cwd: session.init.cwdNote
         ? { display: session.facts.cwd, note: session.init.cwdNote }
         : { display: session.facts.cwd },
       instance: session.instance,
       env_hash: session.facts.env_hash,
       ast_version: 2,
-      caps_enforced: false,
+      caps_enforced: sandboxCaps(session.confinement).enforced,
       elide_defaults: { ...ELIDE_DEFAULTS },
       channels: [...STATIC_CHANNELS],
     };
@@ -114,16 +115,18 @@ function identityOf(who: Identity) {
  * (the person), "D" (advisory: plan verdicts only) when it does; `available_tier` is the best
  * backend the host has. `opaque` is the principal's verdict for an opaque effect.
  */
-function capsOf(k: KernelServices, who: Identity): AttachResult["caps"] {
+function capsOf(k: KernelServices, who: Identity, session: SessionHost): AttachResult["caps"] {
   const set = k.leash?.policies();
   const policy = set?.compiled(who.principal) ?? null;
   const source = set?.sourceOf(who.principal) ?? "builtin";
   const unrestricted = set === undefined || policy?.allowAll === true;
   const opaque = set === undefined ? "allow" : policy?.effectVerdict({ kind: "opaque" }) ?? "deny";
+  // What the OS enforces for this principal here, dimension by dimension (§11.6, D-33).
+  const sandbox = sandboxCaps(session.confinement);
+  const confined = session.confinement !== null;
   return {
-    enforced: false,
-    tier: unrestricted ? null : "D",
-    available_tier: availableTier(),
+    ...sandbox,
+    tier: confined && sandbox.tier !== null ? sandbox.tier : unrestricted ? null : "D",
     policy_principal: source === "none" ? null : who.principal,
     profile: who.profile,
     token_caps: who.caps,
@@ -132,10 +135,13 @@ function capsOf(k: KernelServices, who: Identity): AttachResult["caps"] {
     policy: source,
     note: source === "none"
       ? `no policy section for ${who.principal}: every effect and plan is denied`
+      : confined
+      ? "the policy is evaluated on every plan and exec, and the OS confines this principal's " +
+        "session to its grants as `detail` says"
       : unrestricted
       ? "this principal's policy allows every effect; nothing is sandboxed"
       : "the policy is evaluated on every plan and exec (advisory, tier D); no OS sandbox " +
-        "enforces it yet (caps_enforced is false)",
+        "confines this principal's session (caps_enforced is false)",
   };
 }
 

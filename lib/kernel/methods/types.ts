@@ -12,6 +12,7 @@ import type { SessionHost } from "../session_host.ts";
 import type { TaskRegistry } from "../tasks.ts";
 import type { PtyRegistry } from "../pty_registry.ts";
 import type { KernelLeash } from "../leash_service.ts";
+import type { Quotas } from "../quotas.ts";
 
 /** One connection's attachment. */
 export interface Attachment {
@@ -38,6 +39,11 @@ export interface KernelServices {
   leash?: KernelLeash | null;
   /** The session `name` of `principal` (one per pair, D-13), created on first use. */
   session(name: string, principal: string): Promise<SessionHost>;
+  /**
+   * Per-principal quotas (D-31): sessions, tasks, subscriptions and event bytes are counted
+   * here; plans and PTYs are counted by their owners through the same `take`/`release`.
+   */
+  quotas: Quotas;
   /** Tasks that may wait per session (default `MAX_QUEUED`). */
   maxQueued?: number;
   /** Connections currently open (debug counters). */
