@@ -30,6 +30,7 @@ import { builtinOutcome, cmdFailed, valueBytes } from "./outcome.ts";
 import { BUILTIN_HEADS, type CmdArgs, getBuiltin } from "./builtins/registry.ts";
 import { nearest } from "./errors.ts";
 import { journaledWrite } from "./journal_port.ts";
+import { resolveHead } from "./resolve_head.ts";
 import { readFlags } from "./builtins/flags.ts";
 import { helpText } from "./builtins/help.ts";
 
@@ -240,7 +241,9 @@ export function runCmd(
       });
     }
     if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
-  } else if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
+  } else if (head.endsWith(".shl") || ev.hooks.runsAsScript?.(ev, head)) {
+    return ev.runScriptCommand(cmd, sc);
+  }
   return runExternal(ev, cmd, extra, sc, stmtPos);
 }
 
@@ -347,23 +350,25 @@ function spawnEnv(ev: Evaluator, extra: Iterable<[string, string]>): Record<stri
 /**
  * What a spawn of this session starts — the one decision every spawn goes through (captured
  * commands and PTYs alike): the environment (the session's, `$PWD`, then `extraEnv`) and
- * argv with the head resolved (Reef's `resolveProgram` hook; a plain PATH lookup against that
- * env happens in lib/exec). May raise the resolver's language errors. The spawn gate (D-38)
- * belongs here too.
+ * argv with the head resolved by Reef (lib/eval/resolve_head.ts: a constrained head becomes
+ * its locked, hash-verified binary and its child's PATH gets the view; an ambient head keeps
+ * its name and lib/exec finds it on the same PATH). `blake3` is the verified digest of a
+ * Reef-resolved binary (a spawn gate can pin it without reading the file again), else null.
+ * May raise Reef's language errors. The spawn gate (D-38) belongs here too.
  */
 export async function resolveSpawn(
   ev: Evaluator,
   argv: ArgvItem[],
   extraEnv: Iterable<[string, string]>,
   span: Span,
-): Promise<{ argv: ArgvItem[]; env: Record<string, string> }> {
+): Promise<{ argv: ArgvItem[]; env: Record<string, string>; blake3: string | null }> {
   const env = spawnEnv(ev, extraEnv);
   const head = argv[0];
-  if (ev.hooks.resolveProgram !== undefined && typeof head === "string" && !head.includes("/")) {
-    const program = await ev.hooks.resolveProgram(ev, head, env, span);
-    if (program !== null) argv = [program, ...argv.slice(1)];
-  }
-  return { argv, env };
+  if (typeof head !== "string") return { argv, env, blake3: null };
+  const to = await resolveHead(ev, head, env, span);
+  if (to.via === "reef") argv = [to.path!, ...argv.slice(1)];
+  if (to.childPath !== undefined) env.PATH = to.childPath;
+  return { argv, env, blake3: to.blake3 };
 }
 
 /** Spawn through the process port and build the outcome (§9.2). */

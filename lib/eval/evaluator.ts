@@ -39,6 +39,7 @@ import { expandGlob } from "./glob.ts";
 import { BUILTIN_HEADS, CALL_FORMS, type CallForm, getBuiltin } from "./builtins/registry.ts";
 import { isStackOverflow, recursionLimit } from "./errors.ts";
 import { which } from "../exec/mod.ts";
+import { constrains, reefLayer } from "./resolve_head.ts";
 import { isNamespaceName, namespaceMember } from "./namespaces/mod.ts";
 import "./builtins/core.ts";
 import { checkTaskCancelled, runInTask, TaskControl } from "./tasks.ts";
@@ -54,23 +55,13 @@ export interface EvalHooks {
   collectStream?: (ev: Evaluator, s: StreamV, span: Span) => MaybePromise<Value[]>;
   useModule?: (ev: Evaluator, target: string, sc: Scope, span: Span) => MaybePromise<void>;
   runScript?: (ev: Evaluator, cmd: CmdExpr, sc: Scope) => MaybePromise<Value>;
+  /** True when a path head (not `.shl`) is a script `runScript` should start (scripts module). */
+  runsAsScript?: (ev: Evaluator, head: string) => boolean;
   resolveCasRef?: (ev: Evaluator, ref: string, span: Span | null) => MaybePromise<Value>;
   /** Publish a host event on the language channel bus (channels module). */
   injectUserEvent?: (ev: Evaluator, channel: string, payload: Value) => void;
   /** Close the language channel bus (channels module). */
   closeChannels?: (ev: Evaluator) => void;
-  /**
-   * Tool resolution for an external head without a `/` (Reef, §18): the program to start
-   * instead of a PATH lookup, or null for ambient PATH behaviour. May raise the reef errors
-   * (`reef_unlocked`, `reef_drift`, …). `env` is this spawn's environment (editable: a
-   * resolver may prepend to PATH).
-   */
-  resolveProgram?: (
-    ev: Evaluator,
-    head: string,
-    env: Record<string, string>,
-    span: Span,
-  ) => MaybePromise<string | null>;
   /**
    * A policy host's check of a program a nested evaluator is about to run from a file
    * (`.shl` script, `use`, `source` — Leash, protocol D-12): throws a language error to refuse.
@@ -97,6 +88,8 @@ export interface EvaluatorOptions {
   cancel?: Int32Array;
   /** REPL mode: `it`/`out` are bound after each evaluation. */
   repl?: boolean;
+  /** `with reef:` layers in force (a child evaluator inherits its parent's), innermost last. */
+  reef?: RecordV[];
   /** The resolved configuration the `config` namespace shows (§13.2; hosts inject it). */
   config?: RecordV | null;
   /**
@@ -183,6 +176,7 @@ export class Evaluator implements Interp {
     this.envMap = new EnvMap(Object.entries(opts.env ?? Deno.env.toObject()));
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
+    if (opts.reef) this.reefOverrides.push(...opts.reef);
     this.configSnapshot = opts.config ?? null;
     this.stateDir = opts.stateDir ?? null;
     this.root = new Scope(null);
@@ -277,6 +271,7 @@ export class Evaluator implements Interp {
       env: Object.fromEntries(this.envMap),
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
+      reef: [...this.reefOverrides],
       config: this.configSnapshot,
       stateDir: this.stateDir,
     };
@@ -410,11 +405,14 @@ export class Evaluator implements Interp {
 
   // ---- names -----------------------------------------------------------------------------
 
-  /** True when `name` is a command name: a builtin head or an executable on PATH (§7.4). */
+  /**
+   * True when `name` is a command name: a builtin head, an executable on PATH, or a tool a
+   * Reef scope constrains (it may live off PATH, e.g. a mise install) (§7.4).
+   */
   isCommandName(name: string): boolean {
     if (getBuiltin(name) !== undefined) return true;
     if (name.includes("/") || name.includes(".")) return false;
-    return which(name, this.envMap.get("PATH"), this.cwdPath) !== null;
+    return which(name, this.envMap.get("PATH"), this.cwdPath) !== null || constrains(this, name);
   }
 
   /** A free identifier in value position (§7.4). */
@@ -680,6 +678,7 @@ export class Evaluator implements Interp {
               s.span,
             );
           }
+          reefLayer(s.v, s.span); // constraint strings only: type_error here, not at a spawn
           this.reefOverrides.push(s.v);
         }
       }

@@ -28,6 +28,7 @@ import "./builtins/fs.ts";
 import "./builtins/dirstack.ts";
 import "./builtins/scripts.ts";
 import "./builtins/journal.ts"; // journal/history/undo heads (issue 7)
+import "./builtins/reef.ts"; // which and reef (issue 18)
 import "./builtins/open.ts"; // open PATH: a file as its structured value (issue 13)
 import "./builtins/interact.ts"; // `interact cmd…`: the host's foreground (issue 17)
 

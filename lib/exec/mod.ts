@@ -31,6 +31,7 @@ export {
 export { type SpawnBackend, spawnBackend } from "./child.ts";
 export { ExecError, type ExecErrorDetails, type ExecErrorKind, isExecError } from "./errors.ts";
 export { DEFAULT_PATH, isExecutableFile, which } from "./which.ts";
+export { type FileIdentity, fileIdentity, sameIdentity } from "./statx.ts";
 export { closeInheritedFds } from "./fd_hygiene.ts";
 export { SIGNAL_MAX, SIGNAL_MIN, signalName, signalNumber, signalTable } from "./signals.ts";
 export {

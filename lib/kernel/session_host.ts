@@ -720,7 +720,7 @@ export class SessionHost {
     if (!this.#closed) this.#spawn();
   }
 
-  /** Ask the session (value.get, env, cwd, pty, complete). Waits while a synchronous exec holds it. */
+  /** Ask the session (value.get, env, cwd, reef, pty, complete). Waits while a synchronous exec holds it. */
   async request(kind: RequestKind, params: Record<string, unknown>) {
     await this.#ready;
     if (this.#closed) throw new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down");

@@ -90,9 +90,16 @@ export interface CancelMsg {
 /**
  * Request kinds the session answers (`pty`: the session's PTYs, session_ptys.ts; `derive`:
  * effects and verdict of source or an AST, issue 15; `complete`: completion with the
- * session's bindings, cwd and env).
+ * session's bindings, cwd and env; `reef`: the Reef snapshot, issue 18).
  */
-export type RequestKind = "value.get" | "env" | "cwd" | "pty" | "derive" | "complete";
+export type RequestKind =
+  | "value.get"
+  | "env"
+  | "cwd"
+  | "reef"
+  | "pty"
+  | "derive"
+  | "complete";
 
 /** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, pty, derive, …). */
 export interface RequestMsg {

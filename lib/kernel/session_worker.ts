@@ -2,7 +2,7 @@
  * The session process of one named session (architecture: "sessions never share a thread with
  * the kernel"; issue 16: nor a process). It owns the evaluator, the transcript (`out:N`) and the
  * session's PTYs (`session_ptys.ts`: their programs run inside the session's confinement), runs
- * the execs the kernel hands it one at a time, and answers `value.get`, `env`, `cwd` and `pty`
+ * the execs the kernel hands it one at a time, and answers `value.get`, `env`, `cwd`, `reef` and `pty`
  * requests itself. Everything it sends back is bounded wire JSON or rendered text — never a value.
  *
  * It talks to the kernel over its stdin and stdout, one JSON message per line (`serveSession`);
@@ -47,6 +47,7 @@ import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
+import { reefView } from "../eval/reef_view.ts";
 import { ProxiedCas, ProxiedIntake } from "./journal_ports.ts";
 import { forbidInspection } from "../exec/landlock.ts";
 import { SpawnPins } from "./spawn_pin.ts";
@@ -826,6 +827,7 @@ async function answer(m: RequestMsg): Promise<void> {
     if (m.kind === "value.get") result = await valueGet(m.params);
     else if (m.kind === "pty") result = await ptys.handle(m.params as PtyOp);
     else if (m.kind === "env") result = envView();
+    else if (m.kind === "reef") result = reefView(ev);
     else if (m.kind === "derive") result = deriveView(m.params);
     // Completion with the session's own bindings, cwd and environment (paths, PATH).
     else if (m.kind === "complete") {
