@@ -42,6 +42,8 @@ import { which } from "../exec/mod.ts";
 import { isNamespaceName, namespaceMember } from "./namespaces/mod.ts";
 import "./builtins/core.ts";
 import { checkTaskCancelled, runInTask, TaskControl } from "./tasks.ts";
+import type { AdapterCatalog } from "./adapters/catalog.ts";
+import { type AdapterSource, resolveCatalog } from "./adapters/host.ts";
 
 /** Hooks other subsystems install (streams, channels, modules, scripts, CAS). */
 export interface EvalHooks {
@@ -92,6 +94,14 @@ export interface EvaluatorOptions {
   cancel?: Int32Array;
   /** REPL mode: `it`/`out` are bound after each evaluation. */
   repl?: boolean;
+  /**
+   * Adapters (subsystems §7): `true` loads, on first use, the bundled catalog, the config's
+   * `adapters.dirs` and `SHOAL_ADAPTER_PATH`; a catalog (or a function giving one) is used as
+   * is; absent or `false`: none (plain externals, as the conformance corpus runs).
+   */
+  adapters?: AdapterSource;
+  /** The configuration snapshot the `config` namespace shows (§13.2); default none. */
+  config?: RecordV | null;
 }
 
 /** State of a spawned task (`TaskV.impl`). */
@@ -160,6 +170,9 @@ export class Evaluator implements Interp {
   private cancelPoll: ReturnType<typeof setInterval> | null = null;
   private readonly cache = new WeakMap<object, CE>();
   private outs: Value[] = [];
+  private readonly adapterSource: AdapterSource;
+  private adapterCatalog: AdapterCatalog | null = null;
+  private readonly configSnapshot: RecordV | null;
 
   constructor(opts: EvaluatorOptions = {}) {
     this.ports = defaultPorts(opts.ports);
@@ -167,6 +180,8 @@ export class Evaluator implements Interp {
     this.envMap = new EnvMap(Object.entries(opts.env ?? Deno.env.toObject()));
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
+    this.adapterSource = opts.adapters ?? false;
+    this.configSnapshot = opts.config ?? null;
     this.root = new Scope(null);
     if (this.repl) {
       // `it`/`out` exist from the first line on (null / no results yet).
@@ -190,6 +205,16 @@ export class Evaluator implements Interp {
   /** The session environment (mutable: `env.X =`, `with env:`). */
   env(): Map<string, string> {
     return this.envMap;
+  }
+
+  /** The configuration snapshot the host injected (null: none). */
+  config(): RecordV | null {
+    return this.configSnapshot;
+  }
+
+  /** The session's adapter catalog (built on first use; empty when the host loads none). */
+  adapters(): AdapterCatalog {
+    return this.adapterCatalog ??= resolveCatalog(this.adapterSource, this, this.ports.stderr);
   }
 
   /**
@@ -254,6 +279,8 @@ export class Evaluator implements Interp {
       env: Object.fromEntries(this.envMap),
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
+      adapters: () => this.adapters(),
+      config: this.configSnapshot,
     };
   }
 
@@ -389,6 +416,7 @@ export class Evaluator implements Interp {
   isCommandName(name: string): boolean {
     if (getBuiltin(name) !== undefined) return true;
     if (name.includes("/") || name.includes(".")) return false;
+    if (this.adapters().get(name) !== undefined) return true;
     return which(name, this.envMap.get("PATH"), this.cwdPath) !== null;
   }
 

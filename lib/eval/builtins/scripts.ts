@@ -30,6 +30,7 @@ import type { Scope } from "../scope.ts";
 import { Ctl } from "../ctl.ts";
 import { type Evaluator, type EvaluatorOptions, installHooks } from "../evaluator.ts";
 import { spawnOutcome, wordValue } from "../commands.ts";
+import { runAdaptedValues } from "../adapters/run.ts";
 import { at } from "../expressions.ts";
 import { compileBody } from "../statements.ts";
 import { registerBuiltin, registerCallForm } from "./registry.ts";
@@ -263,6 +264,9 @@ export function runTarget(
   const fs = ev.ports.fs;
   const script = pathLike || (known && exists(fs, abs));
   if (!script) {
+    // An adapted head runs through its adapter (subsystems §7).
+    const adapted = runAdaptedValues(ev, text, args, sc, span);
+    if (adapted !== undefined) return adapted;
     const argv: ArgvItem[] = [text, ...args.map((a) => at(span, () => toArgv(a)))];
     return spawnOutcome(ev, argv, {}, null, sc, span);
   }
