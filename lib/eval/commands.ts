@@ -31,6 +31,7 @@ import { BUILTIN_HEADS, type CmdArgs, getBuiltin } from "./builtins/registry.ts"
 import { nearest } from "./errors.ts";
 import { journaledWrite } from "./journal_port.ts";
 import { adapterFor, runAdapted, runAdaptedBlock } from "./adapters/run.ts";
+import { resolveHead } from "./resolve_head.ts";
 
 /** Raise `cmd_failed` for a non-ok outcome (statement position, §7.2). */
 export function failIfNotOk(v: Value, span: Span): Value {
@@ -224,7 +225,9 @@ export function runCmd(
     if (adapter !== undefined) {
       return runAdapted(ev, adapter, cmd, extra.length ? [...cmd.args, ...extra] : cmd.args, sc);
     }
-  } else if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
+  } else if (head.endsWith(".shl") || ev.hooks.runsAsScript?.(ev, head)) {
+    return ev.runScriptCommand(cmd, sc);
+  }
   return runExternal(ev, cmd, extra, sc);
 }
 
@@ -342,11 +345,11 @@ export async function spawnOutcome(
   let r;
   try {
     const env = spawnEnv(ev, cmd);
-    if (
-      ev.hooks.resolveProgram !== undefined && typeof argv[0] === "string" && !head.includes("/")
-    ) {
-      const program = await ev.hooks.resolveProgram(ev, head, env, span);
-      if (program !== null) argv = [program, ...argv.slice(1)];
+    if (typeof argv[0] === "string") {
+      // Reef scopes and locks, else PATH: the same resolution `which` reports (issue 18).
+      const to = await resolveHead(ev, head, env, span);
+      if (to.path !== null) argv = [to.path, ...argv.slice(1)];
+      if (to.childPath !== undefined) env.PATH = to.childPath;
     }
     r = await ev.withCancelSignal((signal) =>
       ev.ports.process.capture({

@@ -39,6 +39,7 @@ import { expandGlob } from "./glob.ts";
 import { BUILTIN_HEADS, CALL_FORMS, type CallForm, getBuiltin } from "./builtins/registry.ts";
 import { isStackOverflow, recursionLimit } from "./errors.ts";
 import { which } from "../exec/mod.ts";
+import { constrains, reefLayer } from "./resolve_head.ts";
 import { isNamespaceName, namespaceMember } from "./namespaces/mod.ts";
 import "./builtins/core.ts";
 import { checkTaskCancelled, runInTask, TaskControl } from "./tasks.ts";
@@ -56,23 +57,13 @@ export interface EvalHooks {
   collectStream?: (ev: Evaluator, s: StreamV, span: Span) => MaybePromise<Value[]>;
   useModule?: (ev: Evaluator, target: string, sc: Scope, span: Span) => MaybePromise<void>;
   runScript?: (ev: Evaluator, cmd: CmdExpr, sc: Scope) => MaybePromise<Value>;
+  /** True when a path head (not `.shl`) is a script `runScript` should start (scripts module). */
+  runsAsScript?: (ev: Evaluator, head: string) => boolean;
   resolveCasRef?: (ev: Evaluator, ref: string, span: Span | null) => MaybePromise<Value>;
   /** Publish a host event on the language channel bus (channels module). */
   injectUserEvent?: (ev: Evaluator, channel: string, payload: Value) => void;
   /** Close the language channel bus (channels module). */
   closeChannels?: (ev: Evaluator) => void;
-  /**
-   * Tool resolution for an external head without a `/` (Reef, §18): the program to start
-   * instead of a PATH lookup, or null for ambient PATH behaviour. May raise the reef errors
-   * (`reef_unlocked`, `reef_drift`, …). `env` is this spawn's environment (editable: a
-   * resolver may prepend to PATH).
-   */
-  resolveProgram?: (
-    ev: Evaluator,
-    head: string,
-    env: Record<string, string>,
-    span: Span,
-  ) => MaybePromise<string | null>;
 }
 
 const HOOKS: EvalHooks = {};
@@ -102,6 +93,8 @@ export interface EvaluatorOptions {
   adapters?: AdapterSource;
   /** The configuration snapshot the `config` namespace shows (§13.2); default none. */
   config?: RecordV | null;
+  /** `with reef:` layers in force (a child evaluator inherits its parent's), innermost last. */
+  reef?: RecordV[];
 }
 
 /** State of a spawned task (`TaskV.impl`). */
@@ -182,6 +175,7 @@ export class Evaluator implements Interp {
     this.repl = opts.repl ?? false;
     this.adapterSource = opts.adapters ?? false;
     this.configSnapshot = opts.config ?? null;
+    if (opts.reef) this.reefOverrides.push(...opts.reef);
     this.root = new Scope(null);
     if (this.repl) {
       // `it`/`out` exist from the first line on (null / no results yet).
@@ -281,6 +275,7 @@ export class Evaluator implements Interp {
       cancel: this.cancelFlag ?? undefined,
       adapters: () => this.adapters(),
       config: this.configSnapshot,
+      reef: [...this.reefOverrides],
     };
   }
 
@@ -412,12 +407,15 @@ export class Evaluator implements Interp {
 
   // ---- names -----------------------------------------------------------------------------
 
-  /** True when `name` is a command name: a builtin head or an executable on PATH (§7.4). */
+  /**
+   * True when `name` is a command name: a builtin head, an executable on PATH, or a tool a
+   * Reef scope constrains (it may live off PATH, e.g. a mise install) (§7.4).
+   */
   isCommandName(name: string): boolean {
     if (getBuiltin(name) !== undefined) return true;
     if (name.includes("/") || name.includes(".")) return false;
     if (this.adapters().get(name) !== undefined) return true;
-    return which(name, this.envMap.get("PATH"), this.cwdPath) !== null;
+    return which(name, this.envMap.get("PATH"), this.cwdPath) !== null || constrains(this, name);
   }
 
   /** A free identifier in value position (§7.4). */
@@ -678,6 +676,7 @@ export class Evaluator implements Interp {
               s.span,
             );
           }
+          reefLayer(s.v, s.span); // constraint strings only: type_error here, not at a spawn
           this.reefOverrides.push(s.v);
         }
       }

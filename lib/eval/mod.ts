@@ -28,6 +28,7 @@ import "./builtins/fs.ts";
 import "./builtins/dirstack.ts";
 import "./builtins/scripts.ts";
 import "./builtins/journal.ts"; // journal/history/undo heads (issue 7)
+import "./builtins/reef.ts"; // which and reef (issue 18)
 
 export {
   type EvalHooks,

@@ -350,8 +350,8 @@ export class SessionHost {
     if (!this.#closed) this.#spawn();
   }
 
-  /** Ask the worker (value.get, env, cwd). Waits while a synchronous exec holds the worker. */
-  async request(kind: "value.get" | "env" | "cwd", params: Record<string, unknown>) {
+  /** Ask the worker (value.get, env, cwd, reef). Waits while a synchronous exec holds the worker. */
+  async request(kind: "value.get" | "env" | "cwd" | "reef", params: Record<string, unknown>) {
     await this.#ready;
     if (this.#closed) throw new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down");
     const rid = this.#nextRid++;

@@ -49,11 +49,11 @@ export interface CancelMsg {
   task: number;
 }
 
-/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, names). */
+/** Main → worker: a request answered with `ReplyMsg` (value.get, env, cwd, reef). */
 export interface RequestMsg {
   t: "req";
   rid: number;
-  kind: "value.get" | "env" | "cwd";
+  kind: "value.get" | "env" | "cwd" | "reef";
   params: Record<string, unknown>;
 }
 

@@ -1,7 +1,7 @@
 /**
  * The Worker module of one named session (architecture: "sessions never share a thread with
  * the kernel"). It owns the evaluator and the transcript (`out:N`), runs the execs the main
- * thread hands it one at a time, and answers `value.get`, `env` and `cwd` requests itself.
+ * thread hands it one at a time, and answers `value.get`, `env`, `cwd` and `reef` requests itself.
  * Everything it sends back is bounded wire JSON or rendered text — never a value.
  *
  * @module
@@ -42,6 +42,7 @@ import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
 import { isPromise } from "../eval/maybe.ts";
+import { reefView } from "../eval/reef_view.ts";
 
 const outcomeOut = (o: OutcomeV): Value => deriveOut(o, null);
 const lossy = new TextDecoder();
@@ -533,6 +534,7 @@ async function answer(m: RequestMsg): Promise<void> {
     let result: unknown;
     if (m.kind === "value.get") result = await valueGet(m.params);
     else if (m.kind === "env") result = envView();
+    else if (m.kind === "reef") result = reefView(ev);
     else result = { display: ev.cwd() };
     post({ t: "reply", rid: m.rid, ok: true, result });
   } catch (e) {

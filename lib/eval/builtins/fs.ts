@@ -1,6 +1,6 @@
 /**
  * The structured filesystem and environment builtins (language §14): `ls cat head stat mkdir
- * touch cp mv rm ln env sleep which`, plus the registration of the path method table
+ * touch cp mv rm ln env sleep` (`which` is Reef's: builtins/reef.ts), plus the registration of the path method table
  * (§15.6). Each returns a plain value; the dispatcher wraps it in a successful outcome and
  * applies builtin redirects (§9.4, §10.3).
  *
@@ -29,27 +29,17 @@ import {
 import { fail, ShoalError } from "../../value/errors.ts";
 import { coerceWord } from "../../value/coerce.ts";
 import { comparePaths } from "../../value/compare.ts";
-import { DEFAULT_PATH, isExecutableFile } from "../../exec/mod.ts";
 import { callMethod, registerMethods } from "../dispatch.ts";
 import type { MaybePromise } from "../maybe.ts";
 import { PATH_METHODS } from "../methods/path.ts";
 import type { Evaluator } from "../evaluator.ts";
 import type { FsInfo, FsPort } from "../fs_port.ts";
 import { type BuiltinCtx, type CmdArgs, registerBuiltin, registerCallForm } from "./registry.ts";
-import { absPath, baseName, metaRow, osReason, pathText } from "./fs_util.ts";
+import { absPath, baseName, flag, metaRow, nameArg, osReason, pathText } from "./fs_util.ts";
 
 registerMethods("path", PATH_METHODS);
 
 const LOSSY = new TextDecoder("utf-8", { ignoreBOM: true });
-
-/** True when flag `short` or one of the long spellings was given. */
-function flag(args: CmdArgs, ...names: string[]): boolean {
-  for (const n of names) {
-    const v = args.flags.get(n);
-    if (v !== undefined && v !== false) return true;
-  }
-  return false;
-}
 
 /** The positional values as absolute paths (type_error for non-path values). */
 function absArgs(ctx: BuiltinCtx, head: string, args: CmdArgs): string[] {
@@ -554,14 +544,7 @@ registerBuiltin("ln", {
   },
 });
 
-// ---- env / sleep / which ----------------------------------------------------------------------
-
-/** A name argument as str (`which`, `env`). */
-function nameArg(head: string, v: Value, span: Span): string {
-  if (typeof v === "string") return v;
-  if (v instanceof PathV) return v.path;
-  throw fail("type_error", `${head} expects a name (str), found ${typeName(v)}`, null, span);
-}
+// ---- env / sleep ----------------------------------------------------------------------
 
 registerBuiltin("env", {
   structured: true,
@@ -630,60 +613,6 @@ async function cancellableSleep(ev: Evaluator, ms: number): Promise<void> {
   });
   ev.checkCancelled();
 }
-
-/** Every executable named `name` on the session PATH, in PATH order. */
-function pathHits(ev: Evaluator, name: string, all: boolean): string[] {
-  const hits: string[] = [];
-  if (name === "" || name.includes("\0")) return hits;
-  if (name.includes("/")) {
-    const p = absPath(ev.cwd(), name);
-    return isExecutableFile(p) ? [p] : [];
-  }
-  for (const entry of (ev.env().get("PATH") ?? DEFAULT_PATH).split(":")) {
-    const dir = absPath(ev.cwd(), entry === "" ? "." : entry);
-    const p = join(dir, name);
-    if (isExecutableFile(p) && !hits.includes(p)) {
-      hits.push(p);
-      if (!all) break;
-    }
-  }
-  return hits;
-}
-
-/** The ambient (unconstrained) resolution report of §18 for a PATH hit. */
-function ambientReport(name: string, path: string): RecordV {
-  return new RecordV(
-    new Map<string, Value>([
-      ["name", name],
-      ["scope", "ambient"],
-      ["constraint", "*"],
-      ["version", "unknown"],
-      ["path", new PathV(path)],
-      ["hash8", null],
-      ["provider", "ambient"],
-      ["chain", new ListV([])],
-    ]),
-  );
-}
-
-registerBuiltin("which", {
-  structured: true,
-  run(ctx, args) {
-    if (args.pos.length !== 1) {
-      throw fail(
-        "arg_error",
-        `which expects exactly one name, got ${args.pos.length}`,
-        null,
-        args.span,
-      );
-    }
-    const name = nameArg("which", args.pos[0], args.span);
-    const all = flag(args, "a", "all");
-    const hits = pathHits(ctx.ev, name, all);
-    if (all) return new ListV(hits.map((h) => ambientReport(name, h)));
-    return hits.length ? ambientReport(name, hits[0]) : null;
-  },
-});
 
 // ---- save ---------------------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ import { DateTimeV, PathV, RecordV, SizeV, typeName, type Value } from "../../va
 import { fail } from "../../value/errors.ts";
 import { systemTimeZone } from "../../value/datetime.ts";
 import type { FsInfo } from "../fs_port.ts";
+import type { CmdArgs } from "./registry.ts";
 
 /** `p` made absolute against `cwd`, lexically normalised (`a/../b` → `b`). */
 export function absPath(cwd: string, p: string): string {
@@ -81,4 +82,20 @@ export function metaRow(abs: string, info: FsInfo): RecordV {
       ["modified", fileTime(info.mtime)],
     ]),
   );
+}
+
+/** True when flag `short` or one of the long spellings was given. */
+export function flag(args: CmdArgs, ...names: string[]): boolean {
+  for (const n of names) {
+    const v = args.flags.get(n);
+    if (v !== undefined && v !== false) return true;
+  }
+  return false;
+}
+
+/** A name argument as str (`which`, `env`). */
+export function nameArg(head: string, v: Value, span: Span): string {
+  if (typeof v === "string") return v;
+  if (v instanceof PathV) return v.path;
+  throw fail("type_error", `${head} expects a name (str), found ${typeName(v)}`, null, span);
 }

@@ -18,13 +18,15 @@
  * @module
  */
 
-import { basename, dirname } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { CmdArg, CmdExpr, Program, Span } from "../../syntax/ast.ts";
 import { parse, ParseError } from "../../syntax/mod.ts";
 import { GlobV, ListV, PathV, RecordV, typeName, type Value } from "../../value/types.ts";
 import { fail } from "../../value/errors.ts";
 import { toArgv } from "../../value/coerce.ts";
-import type { ArgvItem } from "../../exec/mod.ts";
+import { type ArgvItem, which } from "../../exec/mod.ts";
+import { chainOf, parseShebang, type RunnerSpec, runnerTable, SELF } from "../../reef/mod.ts";
+import { reefContext, reportProblems, sessionEnv } from "../resolve_head.ts";
 import { type MaybePromise, then } from "../maybe.ts";
 import type { Scope } from "../scope.ts";
 import { Ctl } from "../ctl.ts";
@@ -37,30 +39,6 @@ import { registerBuiltin, registerCallForm } from "./registry.ts";
 import { absPath, osReason } from "./fs_util.ts";
 import { fileName } from "../methods/path.ts";
 import type { FsPort } from "../fs_port.ts";
-
-/** Extensions `run` treats as scripts even without a path-like target (§9.8). */
-const SCRIPT_EXTS = new Set(["py", "js", "ts", "sh", "shl", "rb", "lua", "rs"]);
-
-/** Default runners by extension; others fall back to the file's shebang. */
-const RUNNERS: Record<string, string[]> = {
-  sh: ["sh"],
-  py: ["python3"],
-  js: ["node"],
-  rs: ["rust-script"],
-};
-
-/**
- * Runner overlays (reef `[runners]` tables in scope, §18): the argv prefix for an extension
- * as seen from the session, or undefined. Installed by the reef subsystem.
- */
-export type RunnerOverlay = (ev: Evaluator, ext: string) => string[] | undefined;
-
-let runnerOverlay: RunnerOverlay | null = null;
-
-/** Install the runner overlay consulted before the default runner table. */
-export function setRunnerOverlay(f: RunnerOverlay | null): void {
-  runnerOverlay = f;
-}
 
 /** The names a `.shl` script starts with. */
 const SCRIPT_NAMES = { values: ["args", "script"], commands: [] };
@@ -181,7 +159,7 @@ export function runShl(
   });
 }
 
-/** The interpreter line of a `#!` file: argv prefix, or null. */
+/** The interpreter words of a `#!` file, or null. */
 function shebang(fs: FsPort, path: string): string[] | null {
   let head: Uint8Array;
   try {
@@ -196,18 +174,7 @@ function shebang(fs: FsPort, path: string): string[] | null {
   } catch {
     return null;
   }
-  if (head[0] !== 0x23 || head[1] !== 0x21) return null;
-  let end = head.indexOf(10);
-  if (end < 0) end = head.length;
-  const line = new TextDecoder().decode(head.subarray(2, end)).trim();
-  const words = line.split(/\s+/).filter((w) => w !== "");
-  if (words.length === 0) return null;
-  // `#!/usr/bin/env [-S] prog args` → prog args (resolved on the session PATH).
-  if (basename(words[0]) === "env") {
-    const rest = words.slice(1).filter((w) => w !== "-S");
-    return rest.length ? rest : null;
-  }
-  return words;
+  return parseShebang(head);
 }
 
 function extOf(path: string): string | null {
@@ -259,37 +226,104 @@ export function runTarget(
   const abs = absPath(ev.cwd(), expanded);
   const ext = extOf(expanded);
   const pathLike = text.includes("/") || text.startsWith(".") || text.startsWith("~");
-  const overlay = ext !== null && runnerOverlay !== null ? runnerOverlay(ev, ext) : undefined;
-  const known = ext !== null && (SCRIPT_EXTS.has(ext) || overlay !== undefined);
+  const table = runners(ev);
+  const known = ext !== null && (table.has(ext) || ext === "rs");
   const fs = ev.ports.fs;
   const script = pathLike || (known && exists(fs, abs));
+  const argvOf = (prefix: ArgvItem[]): ArgvItem[] => [
+    ...prefix,
+    ...args.map((a) => at(span, () => toArgv(a))),
+  ];
   if (!script) {
     // An adapted head runs through its adapter (subsystems §7).
-    const adapted = runAdaptedValues(ev, text, args, sc, span);
-    if (adapted !== undefined) return adapted;
-    const argv: ArgvItem[] = [text, ...args.map((a) => at(span, () => toArgv(a)))];
-    return spawnOutcome(ev, argv, {}, null, sc, span);
+    return runAdaptedValues(ev, text, args, sc, span) ??
+      spawnOutcome(ev, argvOf([text]), {}, null, sc, span);
   }
-  if (ext === "shl" || (ext === null && (!exists(fs, abs) || isShoalFile(fs, abs)))) {
+  const spec = ext === null ? undefined : table.get(ext);
+  if (
+    spec?.tool === SELF || (ext === null && (!exists(fs, abs) || isShoalFile(fs, abs)))
+  ) {
     return runShl(ev, abs, args, span);
   }
-  let runner = overlay ?? (ext !== null ? RUNNERS[ext] : undefined);
-  if (runner === undefined) {
-    const sb = shebang(fs, abs);
-    if (sb === null) {
-      throw fail(
-        "runner_not_found",
-        `no runner for ${abs}`,
-        "add a shebang line or a [runners] entry to .reef.toml",
-        span,
-      );
-    }
-    runner = sb;
-  } else if (!exists(fs, abs)) {
+  // A file a runner would start must exist; without one, a missing file has no runner.
+  if ((spec !== undefined || ext === "rs") && !exists(fs, abs)) {
     throw fail("io_error", `run ${abs}: No such file or directory (os error 2)`, null, span);
   }
-  const argv: ArgvItem[] = [...runner, abs, ...args.map((a) => at(span, () => toArgv(a)))];
-  return spawnOutcome(ev, argv, {}, null, sc, span);
+  if (spec !== undefined) {
+    return spawnOutcome(ev, argvOf([spec.tool, ...spec.args, abs]), {}, null, sc, span);
+  }
+  if (ext === "rs") return runRust(ev, abs, argvOf([]), sc, span);
+  const sb = shebang(fs, abs);
+  if (sb === null) {
+    throw fail(
+      "runner_not_found",
+      `no runner for ${abs}`,
+      "add a shebang line or a [runners] entry to .reef.toml",
+      span,
+    );
+  }
+  return spawnOutcome(ev, argvOf([...sb, abs]), {}, null, sc, span);
+}
+
+/** The runner table in scope (defaults overlaid by the `[runners]` of every Reef scope). */
+function runners(ev: Evaluator): ReadonlyMap<string, RunnerSpec> {
+  const chain = chainOf(reefContext(ev, sessionEnv(ev)));
+  reportProblems(ev, chain.problems);
+  return runnerTable(chain);
+}
+
+/**
+ * `.rs` has no table runner (compile or script?): `rust-script FILE` when it is on the
+ * session PATH, else `rustc -o TMP FILE` and the binary it built (a failed compile is the
+ * outcome: its stderr says why).
+ */
+async function runRust(
+  ev: Evaluator,
+  abs: string,
+  args: ArgvItem[],
+  sc: Scope,
+  span: Span,
+): Promise<Value> {
+  const path = ev.env().get("PATH");
+  if (which("rust-script", path, ev.cwd()) !== null) {
+    return await spawnOutcome(ev, ["rust-script", abs, ...args], {}, null, sc, span);
+  }
+  if (which("rustc", path, ev.cwd()) === null) {
+    throw fail(
+      "runner_not_found",
+      `no runner for ${abs}: neither rust-script nor rustc is on the session PATH`,
+      "install rust-script, or add an rs entry to [runners] in .reef.toml",
+      span,
+    );
+  }
+  const dir = Deno.makeTempDirSync({ prefix: "shoal-rs-" });
+  try {
+    const exe = join(dir, basename(abs, ".rs"));
+    const built = await spawnOutcome(ev, ["rustc", "-o", exe, abs], {}, null, sc, span);
+    if (!built.ok) return built;
+    return await spawnOutcome(ev, [exe, ...args], {}, null, sc, span);
+  } finally {
+    Deno.removeSync(dir, { recursive: true });
+  }
+}
+
+/**
+ * True when a path head should run through `run`: an existing regular file that is not
+ * executable, with a runner for its extension or a `#!` line (an executable file is exec'd
+ * as is, as every shell does; upstream never dispatched `./x.py` at all).
+ */
+function runsAsScript(ev: Evaluator, head: string): boolean {
+  const abs = absPath(ev.cwd(), expandTilde(ev, head));
+  let info;
+  try {
+    info = ev.ports.fs.stat(abs);
+  } catch {
+    return false;
+  }
+  if (!info.isFile || ((info.mode ?? 0) & 0o111) !== 0) return false;
+  const ext = extOf(abs);
+  return (ext !== null && (runners(ev).has(ext) || ext === "rs")) ||
+    shebang(ev.ports.fs, abs) !== null;
 }
 
 /** Command words as values in order: flags as their text, globs expanded (run's `args`). */
@@ -447,10 +481,16 @@ function useModule(ev: Evaluator, target: string, sc: Scope, span: Span): MaybeP
   finish();
 }
 
-/** A command head ending in `.shl` (`./x.shl a b`). */
+/** A command head ending in `.shl` (`./x.shl a b`), or a path head {@link runsAsScript}. */
 function runScriptHead(ev: Evaluator, cmd: CmdExpr, sc: Scope): MaybePromise<Value> {
   const path = absPath(ev.cwd(), expandTilde(ev, cmd.head));
-  return then(wordValues(ev, cmd.args, sc), (vals) => runShl(ev, path, vals, cmd.span));
+  return then(
+    wordValues(ev, cmd.args, sc),
+    (vals) =>
+      path.endsWith(".shl")
+        ? runShl(ev, path, vals, cmd.span)
+        : runTarget(ev, new PathV(path), vals, sc, cmd.span),
+  );
 }
 
-installHooks({ runScript: runScriptHead, useModule });
+installHooks({ runScript: runScriptHead, runsAsScript, useModule });

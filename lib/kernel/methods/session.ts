@@ -71,7 +71,8 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
 
   add("session.env", (_p, conn) => att(conn).session.request("env", {}));
 
-  add("session.reef", () => ({ active_scope: null, bindings: [] }));
+  // The worker reads the session's scopes and lock (no probe, no hash, no subprocess).
+  add("session.reef", (_p, conn) => att(conn).session.request("reef", {}));
 
   add("session.cwd", (_p, conn) => ({ display: att(conn).session.facts.cwd }));
 

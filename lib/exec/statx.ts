@@ -1,0 +1,138 @@
+/**
+ * Cheap `stat` for hot paths (PATH searches, Reef's change detection): statx(2) through FFI
+ * when this host allows it, else `Deno.statSync`. A missing file answers `null` without an
+ * exception (a thrown `Deno.statSync` costs ~20 µs; statx ~3 µs).
+ *
+ * @module
+ */
+
+import { loadLibc } from "./libc.ts";
+
+const AT_FDCWD = -100;
+// STATX_TYPE | STATX_MODE | STATX_MTIME | STATX_INO | STATX_SIZE
+const STATX_MASK = 0x1 | 0x2 | 0x40 | 0x100 | 0x200;
+// struct statx is the same on every architecture.
+const OFF_MODE = 28;
+const OFF_INO = 32;
+const OFF_SIZE = 40;
+const OFF_MTIME = 112;
+const OFF_DEV_MAJOR = 136;
+const OFF_DEV_MINOR = 140;
+const S_IFMT = 0o170000;
+const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+
+/** What a file is, and what changes when it is edited, replaced or removed. */
+export interface FileIdentity {
+  /** `file` (regular), `dir`, or `other` (after following symlinks). */
+  kind: "file" | "dir" | "other";
+  /** Permission bits and type (`st_mode`). */
+  mode: number;
+  /** Size in bytes. */
+  size: number;
+  /** Modification time, milliseconds since the epoch (fractional: ns precision with statx). */
+  mtimeMs: number;
+  /**
+   * Device, inode, size and mtime in one string: equal keys mean "not replaced, not edited"
+   * (up to the file system's timestamp granularity — callers that must see every edit
+   * treat a recent mtime as unsettled).
+   */
+  key: string;
+}
+
+type RawStat = (path: string) => Uint8Array | null;
+
+let raw: RawStat | null | undefined;
+const buf = new Uint8Array(256);
+const view = new DataView(buf.buffer);
+
+function loadRaw(): RawStat | null {
+  const fn = loadLibc()?.fn.statx;
+  if (fn == null) return null;
+  try {
+    // statx through FFI bypasses --allow-read, so use it only where reads are allowed anyway.
+    if (Deno.permissions.querySync({ name: "read" }).state !== "granted") return null;
+  } catch {
+    return null;
+  }
+  let name = new Uint8Array(1024);
+  const utf8 = new TextEncoder();
+  return (path) => {
+    const len = path.length;
+    if (len * 3 + 1 > name.length) name = new Uint8Array(len * 3 + 1);
+    // ASCII by hand: encodeInto is an op call, and a PATH search makes ~10 of these.
+    let n = 0;
+    while (n < len) {
+      const ch = path.charCodeAt(n);
+      if (ch > 0x7f) break;
+      name[n++] = ch;
+    }
+    if (n < len) n = utf8.encodeInto(path, name).written;
+    name[n] = 0;
+    return fn(AT_FDCWD, name, 0, STATX_MASK, buf) === 0 ? buf : null;
+  };
+}
+
+function statx(path: string): Uint8Array | null {
+  raw ??= loadRaw();
+  return raw === null ? null : raw(path);
+}
+
+function kindOf(mode: number): FileIdentity["kind"] {
+  const t = mode & S_IFMT;
+  return t === S_IFREG ? "file" : t === S_IFDIR ? "dir" : "other";
+}
+
+/** `st_mode` of `path` (symlinks followed), or null when it does not exist. Never throws. */
+export function statMode(path: string): number | null {
+  if (path.includes("\0")) return null;
+  raw ??= loadRaw();
+  if (raw !== null) return raw(path) === null ? null : view.getUint16(OFF_MODE, true);
+  try {
+    const st = Deno.statSync(path);
+    // mode is null only on Windows: call regular files 0o755, everything else 0o040755.
+    return st.mode ?? (st.isFile ? S_IFREG | 0o755 : S_IFDIR | 0o755);
+  } catch {
+    return null;
+  }
+}
+
+/** True when `mode` is a regular file with an execute bit. */
+export function isExecutableMode(mode: number | null): boolean {
+  return mode !== null && (mode & S_IFMT) === S_IFREG && (mode & 0o111) !== 0;
+}
+
+/** The identity of `path` (symlinks followed), or null when it does not exist. Never throws. */
+export function fileIdentity(path: string): FileIdentity | null {
+  if (path.includes("\0")) return null;
+  if (statx(path) !== null) {
+    const mode = view.getUint16(OFF_MODE, true);
+    const size = Number(view.getBigUint64(OFF_SIZE, true));
+    const sec = Number(view.getBigInt64(OFF_MTIME, true));
+    const nsec = view.getUint32(OFF_MTIME + 8, true);
+    const ino = view.getBigUint64(OFF_INO, true);
+    const dev = `${view.getUint32(OFF_DEV_MAJOR, true)}.${view.getUint32(OFF_DEV_MINOR, true)}`;
+    return {
+      kind: kindOf(mode),
+      mode,
+      size,
+      mtimeMs: sec * 1000 + nsec / 1e6,
+      key: `${dev}:${ino}:${size}:${sec}.${nsec}`,
+    };
+  }
+  if (raw !== null) return null;
+  try {
+    const st = Deno.statSync(path);
+    const mode = st.mode ?? (st.isFile ? S_IFREG | 0o755 : S_IFDIR | 0o755);
+    const mtimeMs = st.mtime?.getTime() ?? 0;
+    return {
+      kind: st.isFile ? "file" : st.isDirectory ? "dir" : "other",
+      mode,
+      size: st.size,
+      mtimeMs,
+      key: `${st.dev}:${st.ino}:${st.size}:${mtimeMs}`,
+    };
+  } catch {
+    return null;
+  }
+}
