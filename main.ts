@@ -20,6 +20,7 @@ import type { Span } from "./lib/syntax/ast.ts";
 import { displayTop, renderBlock } from "./lib/value/render.ts";
 import { ListV, OutcomeV, PathV, type Value } from "./lib/value/types.ts";
 import { Evaluator, toErrorValue } from "./lib/eval/mod.ts";
+import { hasAdaptedValue } from "./lib/eval/adapters/mod.ts";
 import { closeInheritedFds } from "./lib/exec/mod.ts";
 
 /** A subcommand: receives the arguments after its name, returns the exit status. */
@@ -55,7 +56,9 @@ function write(fd: { writeSync(p: Uint8Array): number }, bytes: Uint8Array): voi
 
 /** The CLI statement sink: outcomes print their stdout bytes, other values `display_top`. */
 function stdoutSink(v: Value): void {
-  if (v instanceof OutcomeV) write(Deno.stdout, v.stdout);
+  // An adapted command shows its table, not the machine format it was parsed from.
+  if (hasAdaptedValue(v)) write(Deno.stdout, enc.encode(renderBlock(v) + "\n"));
+  else if (v instanceof OutcomeV) write(Deno.stdout, v.stdout);
   else write(Deno.stdout, enc.encode(displayTop(v) + "\n"));
 }
 
@@ -98,7 +101,7 @@ async function runSource(ev: Evaluator, src: string, file: string): Promise<numb
   try {
     const v = await ev.evalSource(src);
     if (ev.pendingExit !== null) return ev.pendingExit;
-    if (v instanceof OutcomeV) write(Deno.stdout, v.stdout);
+    if (v instanceof OutcomeV && !hasAdaptedValue(v)) write(Deno.stdout, v.stdout);
     else if (v !== null) write(Deno.stdout, enc.encode(renderBlock(v) + "\n"));
     return 0;
   } catch (e) {
@@ -130,7 +133,7 @@ function incomplete(ev: Evaluator, src: string): boolean {
 }
 
 async function repl(): Promise<number> {
-  const ev = new Evaluator({ repl: true, ports: { sink: stdoutSink } });
+  const ev = new Evaluator({ repl: true, adapters: true, ports: { sink: stdoutSink } });
   const decoder = new TextDecoder();
   const buf = new Uint8Array(64 * 1024);
   let pending = "";
@@ -170,7 +173,11 @@ export async function main(argv: string[]): Promise<number> {
   if (first === undefined) {
     if (Deno.stdin.isTerminal()) return await repl();
     const src = new TextDecoder().decode(await new Response(Deno.stdin.readable).arrayBuffer());
-    return await runSource(new Evaluator({ ports: { sink: stdoutSink } }), src, "<stdin>");
+    return await runSource(
+      new Evaluator({ adapters: true, ports: { sink: stdoutSink } }),
+      src,
+      "<stdin>",
+    );
   }
   if (first === "-h" || first === "--help") {
     console.log(USAGE);
@@ -181,7 +188,11 @@ export async function main(argv: string[]): Promise<number> {
       console.error(USAGE);
       return 2;
     }
-    return await runSource(new Evaluator({ ports: { sink: stdoutSink } }), rest[0], "<-c>");
+    return await runSource(
+      new Evaluator({ adapters: true, ports: { sink: stdoutSink } }),
+      rest[0],
+      "<-c>",
+    );
   }
   const sub = SUBCOMMANDS.get(first);
   if (sub !== undefined) return await sub(rest);
@@ -192,7 +203,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`shoal: cannot read ${first}: ${(e as Error).message}`);
     return 2;
   }
-  const ev = new Evaluator({ ports: { sink: stdoutSink } });
+  const ev = new Evaluator({ adapters: true, ports: { sink: stdoutSink } });
   ev.root.declare("args", new ListV(rest));
   ev.root.declare("script", new PathV(resolve(first)));
   return await runSource(ev, src, first);

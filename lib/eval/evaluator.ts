@@ -85,14 +85,14 @@ export interface EvaluatorOptions {
   cancel?: Int32Array;
   /** REPL mode: `it`/`out` are bound after each evaluation. */
   repl?: boolean;
+  /** The resolved configuration the `config` namespace shows (§13.2; hosts inject it). */
+  config?: RecordV | null;
   /**
    * Adapters (subsystems §7): `true` loads, on first use, the bundled catalog, the config's
    * `adapters.dirs` and `SHOAL_ADAPTER_PATH`; a catalog (or a function giving one) is used as
    * is; absent or `false`: none (plain externals, as the conformance corpus runs).
    */
   adapters?: AdapterSource;
-  /** The configuration snapshot the `config` namespace shows (§13.2); default none. */
-  config?: RecordV | null;
   /** `with reef:` layers in force (a child evaluator inherits its parent's), innermost last. */
   reef?: RecordV[];
 }
@@ -155,6 +155,8 @@ export class Evaluator implements Interp {
    */
   onUserEmit: ((channel: string, payload: Value) => void) | null = null;
   repl: boolean;
+  /** The injected configuration snapshot (`config.get/all`), or null. */
+  configSnapshot: RecordV | null;
   private cwdPath: string;
   private readonly envMap: EnvMap;
   private cancelFlag: Int32Array | null;
@@ -165,7 +167,6 @@ export class Evaluator implements Interp {
   private outs: Value[] = [];
   private readonly adapterSource: AdapterSource;
   private adapterCatalog: AdapterCatalog | null = null;
-  private readonly configSnapshot: RecordV | null;
 
   constructor(opts: EvaluatorOptions = {}) {
     this.ports = defaultPorts(opts.ports);
@@ -173,8 +174,8 @@ export class Evaluator implements Interp {
     this.envMap = new EnvMap(Object.entries(opts.env ?? Deno.env.toObject()));
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
-    this.adapterSource = opts.adapters ?? false;
     this.configSnapshot = opts.config ?? null;
+    this.adapterSource = opts.adapters ?? false;
     if (opts.reef) this.reefOverrides.push(...opts.reef);
     this.root = new Scope(null);
     if (this.repl) {
@@ -185,6 +186,11 @@ export class Evaluator implements Interp {
   }
 
   // ---- Interp ----------------------------------------------------------------------------
+
+  /** The configuration snapshot the host injected (`config` namespace). */
+  config(): RecordV | null {
+    return this.configSnapshot;
+  }
 
   /** The session cwd (absolute). */
   cwd(): string {
@@ -199,11 +205,6 @@ export class Evaluator implements Interp {
   /** The session environment (mutable: `env.X =`, `with env:`). */
   env(): Map<string, string> {
     return this.envMap;
-  }
-
-  /** The configuration snapshot the host injected (null: none). */
-  config(): RecordV | null {
-    return this.configSnapshot;
   }
 
   /** The session's adapter catalog (built on first use; empty when the host loads none). */

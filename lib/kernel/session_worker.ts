@@ -11,6 +11,7 @@
 
 import { createHash } from "node:crypto";
 import { Evaluator } from "../eval/mod.ts";
+import { hasAdaptedValue } from "../eval/adapters/mod.ts";
 import { toErrorValue } from "../eval/errors.ts";
 import { outcomeOut as deriveOut } from "../eval/outcome.ts";
 import { ParseError } from "../syntax/mod.ts";
@@ -117,13 +118,17 @@ async function init(m: InitMsg): Promise<void> {
   slots = m.slots;
   idleFlag = new Int32Array(slots, 0, 1);
   ev = new Evaluator({
+    // Kernel sessions load the adapter catalog like every host (upstream loaded none).
+    adapters: true,
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
     ports: {
       sink: (v) => {
         // A command's statement value shows what a terminal would: its output text.
-        const text = v instanceof OutcomeV ? lossy.decode(v.stdout) : displayTop(v) + "\n";
+        const text = v instanceof OutcomeV && !hasAdaptedValue(v)
+          ? lossy.decode(v.stdout)
+          : (hasAdaptedValue(v) ? renderBlock(v, 80) : displayTop(v)) + "\n";
         sinkText = appendBounded(sinkText, text === "" || text.endsWith("\n") ? text : text + "\n");
       },
       stderr: (text) => {

@@ -36,6 +36,6 @@ import { OutcomeV, type Value } from "../../value/types.ts";
  * True for the outcome of an external program that carries a parsed value — an adapted
  * command. Hosts show such an outcome as its value, not as the tool's machine-format stdout.
  */
-export function hasAdaptedValue(v: Value): v is OutcomeV {
+export function hasAdaptedValue(v: Value): boolean {
   return v instanceof OutcomeV && v.parsed !== undefined && v.pid !== 0;
 }
