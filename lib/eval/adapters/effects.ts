@@ -93,7 +93,7 @@ export function parseEffect(text: string, params: ReadonlySet<string>): EffectTe
   return { kind, terms, text };
 }
 
-/** Where a call runs (path terms resolve against it). */
+/** Where a call runs (path terms resolve against it). `switches`: the call's bool parameters. */
 export interface EffectContext {
   cwd: string;
   home: string;
@@ -133,12 +133,16 @@ function valueText(v: Value): string {
 function termTexts(
   t: EffectTemplate,
   bound: ReadonlyMap<string, readonly BoundValue[]>,
+  switches: ReadonlySet<string>,
 ): string[] | null {
   const out: string[] = [];
   for (const term of t.terms) {
     const vals = term.param === null ? [] : bound.get(term.param) ?? [];
     if (vals.length === 0) {
-      if (term.literal !== null) out.push(term.literal);
+      // An absent switch is off: its fallback stands for it being on.
+      if (term.literal !== null && !(term.param !== null && switches.has(term.param))) {
+        out.push(term.literal);
+      }
       continue;
     }
     for (const v of vals) {
@@ -157,6 +161,7 @@ export function instantiateEffects(
   templates: readonly EffectTemplate[],
   bound: ReadonlyMap<string, readonly BoundValue[]>,
   ctx: EffectContext,
+  switches: ReadonlySet<string> = new Set(),
 ): EffectInfo[] {
   const out: EffectInfo[] = [];
   for (const t of templates) {
@@ -164,7 +169,7 @@ export function instantiateEffects(
       out.push({ kind: t.kind });
       continue;
     }
-    const texts = termTexts(t, bound);
+    const texts = termTexts(t, bound, switches);
     if (texts === null) {
       out.push({ kind: "opaque" });
       continue;

@@ -39,7 +39,9 @@ export function adapterFor(ev: Evaluator, cmd: CmdExpr): AdapterSpec | undefined
 /** The effects one bound call declares (plus the spawn of its binary). */
 function callEffects(ev: Evaluator, b: BoundCall): EffectInfo[] {
   const home = ev.env().get("HOME") ?? "/";
-  const declared = instantiateEffects(b.effects, b.values, { cwd: ev.cwd(), home });
+  const switches = new Set<string>();
+  for (const [name, p] of b.call.params ?? []) if (p.base === "bool") switches.add(name);
+  const declared = instantiateEffects(b.effects, b.values, { cwd: ev.cwd(), home }, switches);
   return [{ kind: "proc_spawn", bin_hash: "", argv0: b.spec.bin }, ...declared];
 }
 
