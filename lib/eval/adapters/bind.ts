@@ -171,8 +171,9 @@ class Binder {
       // A glob parameter receives its pattern; a word is forwarded as written.
       const out: BoundValue = item instanceof GlobV && p.base === "glob" ? item.pattern : item;
       if (!asFlag) this.argv.push(...pieces(out, span));
-      else if (name.length === 1) this.argv.push(flagSpelling(name), ...pieces(out, span));
-      else this.argv.push(...pieces(out, span).map((x) => attach(flagSpelling(name), x)));
+      else if (name.length === 1 || this.call.values === "separate") {
+        this.argv.push(flagSpelling(name), ...pieces(out, span));
+      } else this.argv.push(...pieces(out, span).map((x) => attach(flagSpelling(name), x)));
     }
   }
 

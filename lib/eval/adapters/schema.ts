@@ -12,6 +12,7 @@
  * | cmd/sub | `positional` | parameter names the positional words bind to, in order (a `list<T>` one takes the rest) |
  * | cmd/sub | `flags.short` | one-character spelling → parameter |
  * | cmd/sub | `flags.number` | parameter a `-<digits>` word binds to (`git log -5`) |
+ * | cmd/sub | `flags.values` | `"attached"` (default: `--name=value`) or `"separate"` (`--name value`, for tools such as curl that refuse `=`) |
  * | cmd/sub | `invoke` | argv placed right after `bin` (replaces the sub's name); an interpreter's top-level `invoke` frames its `head { … }` blocks only (`python3 -c PROGRAM`) |
  * | cmd/sub | `consumed` | parameters validated but not forwarded (they would break the pinned format) |
  * | cmd/sub | `output.parse`, `output.type`, `output.unwrap` | parser, type hint, JSON field to return |
@@ -65,6 +66,8 @@ export interface CallSpec {
   positional: readonly string[];
   short: ReadonlyMap<string, string>;
   number: string | null;
+  /** How a long parameter's value is forwarded: `--name=value` or `--name value`. */
+  values: "attached" | "separate";
   invoke: readonly string[] | null;
   consumed: ReadonlySet<string>;
   output: OutputSpec;
@@ -255,12 +258,20 @@ function callSpec(
   });
   const short = new Map<string, string>();
   let number: string | null = null;
+  let values: "attached" | "separate" = "attached";
   if (t.flags !== undefined) {
     if (!isTable(t.flags)) throw new SchemaError(`${label}: flags must be a table`);
     for (const k of Object.keys(t.flags)) {
-      if (k !== "short" && k !== "number") {
+      if (k !== "short" && k !== "number" && k !== "values") {
         throw new SchemaError(`${label}: unknown key flags.${k}`);
       }
+    }
+    if (t.flags.values !== undefined) {
+      const v = str(t.flags.values, `${label}: flags.values`);
+      if (v !== "attached" && v !== "separate") {
+        throw new SchemaError(`${label}: flags.values must be "attached" or "separate"`);
+      }
+      values = v;
     }
     const s = t.flags.short;
     if (s !== undefined) {
@@ -302,6 +313,7 @@ function callSpec(
     positional,
     short,
     number,
+    values,
     invoke,
     consumed,
     output: outputSpec(t.output, label),

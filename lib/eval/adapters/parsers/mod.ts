@@ -67,7 +67,9 @@ export function parseOutput(spec: OutputSpec, stdout: Uint8Array): Value | undef
     throw new ParseFailure("the output is not valid UTF-8");
   }
   if (!p.json) return p.parse(text, spec.hint);
-  let v = p.parse(text, spec.unwrap === null ? spec.hint : null);
+  // No output at all is the hint's empty value, wrapped or not (`findmnt` finding nothing).
+  let v = p.parse(text, spec.unwrap === null || text.trim() === "" ? spec.hint : null);
+  if (text.trim() === "") return v;
   if (spec.unwrap !== null) {
     if (!(v instanceof RecordV) || !v.fields.has(spec.unwrap)) {
       throw new ParseFailure(`the JSON document has no top-level \`${spec.unwrap}\``);
