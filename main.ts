@@ -33,6 +33,11 @@ export type Subcommand = (args: string[]) => Promise<number>;
 export const SUBCOMMANDS: Map<string, Subcommand> = new Map();
 
 SUBCOMMANDS.set("kernel", async (args) => (await import("./lib/kernel/cli.ts")).kernelMain(args));
+// A kernel's session process (issue 16): spoken to over stdin/stdout by its kernel only.
+SUBCOMMANDS.set(
+  "__session",
+  async () => (await import("./lib/kernel/session_worker.ts")).serveSession(),
+);
 SUBCOMMANDS.set("mcp", async (args) => (await import("./lib/mcp/mod.ts")).mcpMain(args));
 // Journal, retention and undo over the state directory (issue 7).
 SUBCOMMANDS.set(

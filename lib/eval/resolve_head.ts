@@ -93,6 +93,7 @@ export function reefContext(
     notice: (line) => ev.ports.stderr(line + "\n"),
     // Lock and manifest writes are journaled like any builtin write (undo restores them).
     writeFile: (path, text) => journaledWrite(ev, path, () => writeAtomic(path, text)),
+    problems: (p) => reportProblems(ev, p),
   };
 }
 
@@ -136,9 +137,7 @@ export async function resolveHead(
   policy?: Policy,
 ): Promise<CommandResolution> {
   try {
-    const r = await resolveCommand(head, reefContext(ev, env, policy));
-    reportProblems(ev, r.problems);
-    return r;
+    return await resolveCommand(head, reefContext(ev, env, policy));
   } catch (e) {
     if (e instanceof ShoalError) throw e;
     throw reefFailure(e, span);

@@ -79,11 +79,15 @@ export function cgroupKillAvailable(): boolean {
 export class Cgroup {
   private constructor(readonly path: string) {}
 
-  /** Create a fresh cgroup, or return null when cgroups are unavailable. */
-  static create(): Cgroup | null {
+  /**
+   * Create a fresh cgroup under this process's own (`prefix` names it: `shoal-exec` for a
+   * command, `shoal-session` for a kernel's session process), or null when cgroups are
+   * unavailable.
+   */
+  static create(prefix = "shoal-exec"): Cgroup | null {
     if (!cgroupKillAvailable()) return null;
     sweepLeftovers();
-    const path = join(base!, `shoal-exec-${Deno.pid}-${++counter}`);
+    const path = join(base!, `${prefix}-${Deno.pid}-${++counter}`);
     try {
       Deno.mkdirSync(path);
       return new Cgroup(path);
@@ -95,6 +99,16 @@ export class Cgroup {
   /** The file a process writes its pid to in order to join. */
   get procsFile(): string {
     return join(this.path, "cgroup.procs");
+  }
+
+  /** Move the running process `pid` into this cgroup; false when it cannot be moved. */
+  adopt(pid: number): boolean {
+    try {
+      Deno.writeTextFileSync(this.procsFile, String(pid));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Pids currently in the cgroup. */

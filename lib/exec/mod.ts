@@ -20,7 +20,7 @@ export { spawnStreaming } from "./streaming.ts";
 export { type SpawnBackend, spawnBackend } from "./child.ts";
 export { ExecError, type ExecErrorDetails, type ExecErrorKind, isExecError } from "./errors.ts";
 export { DEFAULT_PATH, isExecutableFile, which } from "./which.ts";
-export { type FileIdentity, fileIdentity } from "./statx.ts";
+export { type FileIdentity, fileIdentity, sameIdentity } from "./statx.ts";
 export { closeInheritedFds } from "./fd_hygiene.ts";
 export { SIGNAL_MAX, SIGNAL_MIN, signalName, signalNumber, signalTable } from "./signals.ts";
 export {
@@ -32,7 +32,7 @@ export {
   type SignalSpec,
   suspend,
 } from "./process_group.ts";
-export { cgroupKillAvailable } from "./cgroup.ts";
+export { Cgroup, cgroupKillAvailable } from "./cgroup.ts";
 export {
   type SpillFactory,
   type SpillInfo,

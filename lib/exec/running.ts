@@ -6,6 +6,7 @@
  * @module
  */
 
+import { signalGroup } from "./process_group.ts";
 import type { Cgroup } from "./cgroup.ts";
 import type { Child } from "./child.ts";
 import type { Prepared } from "./prepare.ts";
@@ -39,7 +40,13 @@ export function supervise(
   const t0 = performance.now();
   const startedAt = Date.now();
   let exited = false;
-  const exit = child.exit.finally(() => exited = true);
+  const exit = child.exit.finally(() => {
+    exited = true;
+    if (opts.reapOnExit) {
+      cgroup?.kill();
+      signalGroup(child.pid, "SIGKILL"); // false (ESRCH) when nothing was left
+    }
+  });
   const sup = new Supervisor(
     child.pid,
     prep.graceMs,

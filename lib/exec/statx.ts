@@ -32,12 +32,25 @@ export interface FileIdentity {
   size: number;
   /** Modification time, milliseconds since the epoch (fractional: ns precision with statx). */
   mtimeMs: number;
-  /**
-   * Device, inode, size and mtime in one string: equal keys mean "not replaced, not edited"
-   * (up to the file system's timestamp granularity — callers that must see every edit
-   * treat a recent mtime as unsettled).
-   */
-  key: string;
+  /** Device (major · 2³² + minor). */
+  dev: number;
+  /** Inode number, high and low 32 bits. */
+  inoHi: number;
+  inoLo: number;
+  /** Modification time: seconds and nanoseconds. */
+  sec: number;
+  nsec: number;
+}
+
+/**
+ * True when both name the same, unedited file (device, inode, size, mtime) — up to the file
+ * system's timestamp granularity: callers that must see every edit treat a recent mtime as
+ * unsettled. Two nulls (both missing) are the same.
+ */
+export function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.nsec === b.nsec && a.sec === b.sec && a.size === b.size && a.inoLo === b.inoLo &&
+    a.inoHi === b.inoHi && a.dev === b.dev && a.kind === b.kind;
 }
 
 type RawStat = (path: string) => Uint8Array | null;
@@ -106,18 +119,25 @@ export function isExecutableMode(mode: number | null): boolean {
 export function fileIdentity(path: string): FileIdentity | null {
   if (path.includes("\0")) return null;
   if (statx(path) !== null) {
+    // 32-bit halves as plain numbers: BigInt reads and conversions cost more than the call.
     const mode = view.getUint16(OFF_MODE, true);
-    const size = Number(view.getBigUint64(OFF_SIZE, true));
-    const sec = Number(view.getBigInt64(OFF_MTIME, true));
+    const size = view.getUint32(OFF_SIZE, true) + view.getUint32(OFF_SIZE + 4, true) * 2 ** 32;
+    const sec = view.getUint32(OFF_MTIME, true) + view.getInt32(OFF_MTIME + 4, true) * 2 ** 32;
     const nsec = view.getUint32(OFF_MTIME + 8, true);
-    const ino = view.getBigUint64(OFF_INO, true);
-    const dev = `${view.getUint32(OFF_DEV_MAJOR, true)}.${view.getUint32(OFF_DEV_MINOR, true)}`;
+    const inoLo = view.getUint32(OFF_INO, true);
+    const inoHi = view.getUint32(OFF_INO + 4, true);
+    const devMajor = view.getUint32(OFF_DEV_MAJOR, true);
+    const devMinor = view.getUint32(OFF_DEV_MINOR, true);
     return {
       kind: kindOf(mode),
       mode,
       size,
       mtimeMs: sec * 1000 + nsec / 1e6,
-      key: `${dev}:${ino}:${size}:${sec}.${nsec}`,
+      dev: devMajor * 2 ** 32 + devMinor,
+      inoHi,
+      inoLo,
+      sec,
+      nsec,
     };
   }
   if (raw !== null) return null;
@@ -125,12 +145,17 @@ export function fileIdentity(path: string): FileIdentity | null {
     const st = Deno.statSync(path);
     const mode = st.mode ?? (st.isFile ? S_IFREG | 0o755 : S_IFDIR | 0o755);
     const mtimeMs = st.mtime?.getTime() ?? 0;
+    const ino = st.ino ?? 0;
     return {
       kind: st.isFile ? "file" : st.isDirectory ? "dir" : "other",
       mode,
       size: st.size,
       mtimeMs,
-      key: `${st.dev}:${st.ino}:${st.size}:${mtimeMs}`,
+      dev: st.dev,
+      inoHi: Math.floor(ino / 2 ** 32),
+      inoLo: ino % 2 ** 32,
+      sec: Math.floor(mtimeMs / 1000),
+      nsec: (mtimeMs % 1000) * 1e6,
     };
   } catch {
     return null;

@@ -71,6 +71,12 @@ export interface SpawnOptions {
   graceMs?: number;
   /** Default `"group"`. */
   killScope?: KillScope;
+  /**
+   * When the child exits, SIGKILL whatever it left running in its process group (and cgroup):
+   * nothing the command started outlives it (`sh { sleep 60 & }`), and its output ends when it
+   * does. Default false (the command's output then ends when the last holder closes it).
+   */
+  reapOnExit?: boolean;
   /** Called once the child runs, with its pid (= its process group id). */
   onSpawn?: (pid: number) => void;
 }

@@ -15,7 +15,8 @@ import { startKernel } from "./server.ts";
 
 /** Usage text. */
 export const KERNEL_USAGE =
-  "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] [--no-journal]";
+  "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] " +
+  "[--no-journal] [--session-memory MIB]";
 
 /** Parsed command line. */
 export interface KernelArgs {
@@ -25,6 +26,8 @@ export interface KernelArgs {
   ephemeral: boolean;
   /** `--no-journal`: keep no journal at all (benchmarks isolate its cost). */
   noJournal: boolean;
+  /** `--session-memory MIB`: heap limit of each session process (null: the default). */
+  sessionMemoryMb: number | null;
   help: boolean;
 }
 
@@ -36,6 +39,7 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     stateDir: null,
     ephemeral: false,
     noJournal: false,
+    sessionMemoryMb: null,
     help: false,
   };
   for (let i = 0; i < args.length; i++) {
@@ -67,6 +71,18 @@ export function parseKernelArgs(args: string[]): KernelArgs {
       case "--no-journal":
         out.noJournal = true;
         break;
+      case "--session-memory": {
+        const v = value();
+        const n = Number(v);
+        if (!/^[0-9]+$/.test(v) || n < 64 || n > 1_048_576) {
+          throw new Error(
+            `--session-memory takes a heap limit in MiB from 64 to 1048576 (got ${v})\n` +
+              KERNEL_USAGE,
+          );
+        }
+        out.sessionMemoryMb = n;
+        break;
+      }
       case "-h":
       case "--help":
         out.help = true;
@@ -109,6 +125,7 @@ export async function kernelMain(args: string[]): Promise<number> {
       stateDir: a.ephemeral ? null : (a.stateDir ?? defaultStateDir()),
       ephemeral: a.ephemeral,
       ...(a.noJournal ? { journal: false } : {}),
+      ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
     });
   } catch (e) {
     if (e instanceof ListenError) {

@@ -1,9 +1,9 @@
 /**
  * The kernel server: binds the socket (lib/kernel/listen.ts), accepts connections, routes
- * frames to the method table, and owns the named sessions (one Worker each), the task registry
+ * frames to the method table, and owns the named sessions (one process each), the task registry
  * and the event bus. `startKernel` returns a handle whose `close()` ends everything: sessions
- * cancel their work (child process groups get their kill ladder), workers stop, the socket
- * file goes away.
+ * cancel their work (child process groups get their kill ladder), session processes end, the
+ * socket file goes away.
  *
  * @module
  */
@@ -41,11 +41,13 @@ export interface KernelOptions {
   maxQueued?: number;
   /** Finished tasks kept (default `MAX_FINISHED_TASKS`; tests lower it). */
   maxFinishedTasks?: number;
+  /** Heap limit of each session process in MiB (default `DEFAULT_SESSION_MEMORY_MB`). */
+  sessionMemoryMb?: number;
   /** Where connection-level faults are reported (default: stderr). */
   onError?: (e: unknown) => void;
 }
 
-/** Default bound on named sessions (each is a Worker). */
+/** Default bound on named sessions (each is a process). */
 export const MAX_SESSIONS = 64;
 
 /** A running kernel. */
@@ -86,6 +88,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   const tasks = new TaskRegistry((t) => bus.drop(t.session, t.channel), opts.maxFinishedTasks);
   // `task.N` events live in the task records; the bus makes a channel only for subscribers.
   bus.derived = (scope, channel) => tasks.channelEvents(scope, channel);
+  // Private to this kernel (0700): the cancel-slot files it shares with its sessions.
+  const runDir = Deno.makeTempDirSync({ prefix: "shoal-kernel-" });
   const sessions = new Map<string, Promise<SessionHost>>();
   const hosts = new Set<SessionHost>();
   const conns = new Set<Deno.Conn>();
@@ -100,7 +104,7 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
     session(name) {
       let p = sessions.get(name);
       if (!p) {
-        // Each session is a Worker with its own heap: a bound keeps a careless or hostile
+        // Each session is a process with its own heap: a bound keeps a careless or hostile
         // client from exhausting memory (D-31).
         const limit = opts.maxSessions ?? MAX_SESSIONS;
         if (sessions.size >= limit) {
@@ -115,6 +119,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
           cwd: opts.cwd ?? Deno.cwd(),
           env: opts.env ?? Deno.env.toObject(),
           journal,
+          memoryMb: opts.sessionMemoryMb,
+          runDir,
         });
         hosts.add(h);
         p = h.ready().then(() => h);
@@ -166,6 +172,9 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
       await Promise.allSettled([...hosts].map((h) => h.close()));
       await accept;
       await journal?.close().catch(onError);
+      try {
+        Deno.removeSync(runDir, { recursive: true });
+      } catch { /* already gone */ }
     })();
     return closing;
   };

@@ -1,13 +1,24 @@
 /**
- * The main-thread handle of one named session. The evaluator lives in a Worker
- * (`session_worker.ts`); this side keeps the session's FIFO of tasks (one exec at a time in
- * the worker), cancels through each task's shared flag without waiting for the worker,
- * publishes transcript/render/task events, and forwards `value.get`/`env` requests.
+ * The kernel's handle of one named session. The evaluator lives in a session process
+ * (`session_worker.ts`, started by `session_process.ts`); this side keeps the session's FIFO of
+ * tasks (one exec at a time in the process), cancels through each task's shared flag without
+ * waiting for the process, publishes transcript/render/task events, and forwards
+ * `value.get`/`env` requests.
+ *
+ * Containment (issue 16): a session that does not answer a ping soon after a cancel — busy in
+ * native code that never polls its flag — is killed with everything it started, its tasks end,
+ * its clients hear why on the `session.lifecycle` channel, and a fresh session takes its place.
+ * A session that dies on its own (out of memory, a crash) is handled the same way.
  */
 
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { EventBus } from "./event_bus.ts";
-import { resume as resumeGroup, suspend as suspendGroup } from "../exec/mod.ts";
+import {
+  Cgroup,
+  resume as resumeGroup,
+  signalGroup,
+  suspend as suspendGroup,
+} from "../exec/mod.ts";
 import { STARTED, type Task } from "./tasks.ts";
 import {
   type DoneMsg,
@@ -17,19 +28,48 @@ import {
   transcriptPayload,
 } from "./session_messages.ts";
 import type { KernelJournal } from "./kernel_journal.ts";
-import { mailboxBuffer, MailboxReceiver, MailboxSender } from "./mailbox.ts";
+import { CancelSlots, SLOTS } from "./cancel_slots.ts";
+import {
+  DEFAULT_SESSION_MEMORY_MB,
+  describeExit,
+  type SessionProcess,
+  startSessionProcess,
+} from "./session_process.ts";
 
 /** Distinct `user.*` channels one session may have on the kernel bus (each keeps a ring). */
 export const MAX_USER_CHANNELS = 1024;
-/** Cancel slots per session: slot 0 is the idle slot; one is held per running task. */
-const SLOTS = 64;
+/**
+ * How long a session may take to answer a ping after a cancel before it counts as stuck and is
+ * killed (a responsive one is unwinding: its children get their kill ladder).
+ */
+export const CANCEL_PING_MS = 400;
+/** The `session.lifecycle` channel: a session died and was replaced. */
+export const LIFECYCLE_CHANNEL = "session.lifecycle";
 
-/** A named session and its Worker. */
+/** Where a session's processes come from and what bounds them. */
+export interface SessionInit {
+  cwd: string;
+  env: Record<string, string>;
+  journal?: KernelJournal | null;
+  /** Heap limit of the session process in MiB. */
+  memoryMb?: number;
+  /** A private directory for the cancel-slot file (null: local flags only). */
+  runDir?: string | null;
+}
+
+/** SIGKILL a child process group of a dead session (it is no longer there to do it). */
+function killGroup(pgid: number): void {
+  signalGroup(pgid, "SIGKILL");
+}
+
+/** A named session and its process. */
 export class SessionHost {
-  #worker!: Worker;
-  /** Messages to and from the worker (shared-memory slots; `postMessage` for big ones). */
-  #toWorker!: MailboxSender;
-  #fromWorker: MailboxReceiver | null = null;
+  #proc!: SessionProcess;
+  /** The session process's cgroup where the host allows: killing it ends every descendant. */
+  #cgroup: Cgroup | null = null;
+  /** Pings sent after a cancel, awaiting their pong. */
+  #pings = new Map<number, ReturnType<typeof setTimeout>>();
+  #nextPing = 1;
   #queue: Task[] = [];
   #running: Task | null = null;
   #pending = new Map<
@@ -39,7 +79,7 @@ export class SessionHost {
   #nextRid = 1;
   #ready!: Promise<void>;
   #closed = false;
-  readonly #slots = new SharedArrayBuffer(SLOTS * 4);
+  readonly #slots: CancelSlots;
   #freeSlots: number[] = Array.from({ length: SLOTS - 1 }, (_, i) => SLOTS - 1 - i);
   /** Latest facts reported by the worker (cwd, env hash, bound names). */
   facts: SessionFacts = { cwd: "", env_hash: "", names: {} };
@@ -59,52 +99,56 @@ export class SessionHost {
   constructor(
     readonly name: string,
     readonly bus: EventBus,
-    readonly init: { cwd: string; env: Record<string, string>; journal?: KernelJournal | null },
+    readonly init: SessionInit,
   ) {
+    this.#slots = CancelSlots.create(init.runDir ?? null, `session-${name}`);
     this.#spawn();
   }
 
+  /** The heap limit of this session's process, in MiB. */
+  get memoryMb(): number {
+    return this.init.memoryMb ?? DEFAULT_SESSION_MEMORY_MB;
+  }
+
+  /** The pid of the current session process (tests, diagnostics). */
+  get pid(): number {
+    return this.#proc.pid;
+  }
+
   #spawn(): void {
-    const w = new Worker(new URL("./session_worker.ts", import.meta.url), {
-      type: "module",
-      name: `shoal-session-${this.name}`,
-    });
-    this.#worker = w;
-    const toWorker = mailboxBuffer();
-    const fromWorker = mailboxBuffer();
-    this.#toWorker = new MailboxSender(toWorker, (text) => w.postMessage(text));
-    this.#fromWorker?.close();
+    for (let i = 0; i < SLOTS; i++) Atomics.store(this.#slots.flag(i), 0, 0);
+    let started = false;
+    let onReady!: () => void;
+    let onFail!: (e: Error) => void;
     this.#ready = new Promise<void>((resolve, reject) => {
-      let started = false;
-      const rx = new MailboxReceiver(fromWorker, (json) => {
-        const m = JSON.parse(json) as FromWorker;
-        if (started) this.#onMessage(m);
-        else if (m.t === "ready") {
-          started = true;
-          this.facts = m.facts;
-          resolve();
-        }
-      });
-      this.#fromWorker = rx;
-      w.onmessage = (e: MessageEvent<string>) => rx.fromPost(e.data);
-      w.onerror = (e) => {
-        e.preventDefault();
-        reject(new Error(`session worker failed to start: ${e.message}`));
-      };
+      onReady = resolve;
+      onFail = reject;
     });
-    this.#ready.then(() => {
-      w.onerror = (e) => {
-        e.preventDefault();
-        this.#crash(e.message);
-      };
-      this.#pump();
-    }, () => {});
-    // The only structured-clone message: it carries the shared cancel slots and mailboxes.
-    w.postMessage({
+    const proc = startSessionProcess({ memoryMb: this.memoryMb, label: this.name }, (line) => {
+      if (this.#proc !== proc) return; // a killed predecessor's last words
+      const m = JSON.parse(line) as FromWorker;
+      if (started) this.#onMessage(m);
+      else if (m.t === "ready") {
+        started = true;
+        this.facts = m.facts;
+        onReady();
+      }
+    });
+    this.#proc = proc;
+    // Before `init`: the process runs nothing until then, so every descendant is inside.
+    const cg = Cgroup.create("shoal-session");
+    this.#cgroup = cg !== null && cg.adopt(proc.pid) ? cg : (cg?.remove(), null);
+    void proc.status.then((st) => {
+      if (this.#proc !== proc || this.#closed) return;
+      const why = describeExit(st, this.memoryMb);
+      if (!started) onFail(new Error(`session process failed to start: ${why}`));
+      else this.#crash(why);
+    });
+    this.#ready.then(() => this.#pump(), () => {});
+    this.#post({
       t: "init",
       session: this.name,
-      slots: this.#slots,
-      mailbox: { toWorker, fromWorker },
+      slots: this.#slots.path,
       cwd: this.init.cwd,
       env: this.init.env,
       journal: this.init.journal
@@ -133,7 +177,7 @@ export class SessionHost {
   }
 
   #post(m: ToWorker): void {
-    this.#toWorker.send(m);
+    this.#proc.send(JSON.stringify(m));
   }
 
   /** Queue an exec; it runs after every earlier task of this session. */
@@ -150,7 +194,7 @@ export class SessionHost {
     // A slot is owned by one running task at a time and zeroed before reuse, so a late
     // cancel of a finished task can never reach the next one (D-24).
     t.slot = this.#freeSlots.pop()!;
-    t.flag = new Int32Array(this.#slots, t.slot * 4, 1);
+    t.flag = this.#slots.flag(t.slot);
     Atomics.store(t.flag, 0, t.cancelRequested ? 1 : 0);
     t.state = "running";
     t.startedNs = Date.now() * 1_000_000;
@@ -195,7 +239,49 @@ export class SessionHost {
       t.state = "cancelling";
       Atomics.store(t.flag!, 0, 1);
       this.#post({ t: "cancel", task: t.id });
+      this.#pingAfterCancel(t);
     }
+  }
+
+  /**
+   * A session that cannot answer a ping within {@link CANCEL_PING_MS} of a cancel is stuck in
+   * something that never polls its flag (a catastrophic regex, native code): kill it.
+   */
+  #pingAfterCancel(t: Task): void {
+    const n = this.#nextPing++;
+    const proc = this.#proc;
+    const timer = setTimeout(() => {
+      this.#pings.delete(n);
+      if (this.#proc !== proc || t.finished || this.#running !== t) return;
+      this.#kill(
+        `the session did not respond within ${CANCEL_PING_MS} ms of cancelling ${t.ref}, ` +
+          `so it was killed`,
+      );
+    }, CANCEL_PING_MS);
+    this.#pings.set(n, timer);
+    this.#post({ t: "ping", n });
+  }
+
+  /**
+   * Kill everything left in the session's cgroup (setsid escapers, `cmd &` leftovers) and
+   * remove it; `wait` waits (≤ 2 s) until it is empty.
+   */
+  async #endCgroup(wait = false): Promise<void> {
+    const cg = this.#cgroup;
+    this.#cgroup = null;
+    if (cg === null) return;
+    cg.kill();
+    for (let i = 0; wait && i < 100 && cg.populated(); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    cg.remove(); // kept for a later sweep while members are still dying
+  }
+
+  /** Kill the session process and everything it started; a fresh session replaces it. */
+  #kill(why: string): void {
+    const proc = this.#proc;
+    this.#crash(why);
+    proc.kill();
   }
 
   /**
@@ -243,6 +329,11 @@ export class SessionHost {
 
   #onMessage(m: FromWorker): void {
     switch (m.t) {
+      case "pong": {
+        clearTimeout(this.#pings.get(m.n));
+        this.#pings.delete(m.n);
+        return;
+      }
       case "done":
         return this.#onDone(m);
       case "reply": {
@@ -325,18 +416,28 @@ export class SessionHost {
   /** The previous worker crashed while running an exec (see {@link #spawn}). */
   #crashedMidExec = false;
 
-  /** The worker died: fail its tasks with an internal error and start a fresh evaluator. */
-  #crash(message: string): void {
+  /**
+   * The session process died or was killed: fail its tasks with a clear error, say so on the
+   * session's `session.lifecycle` channel, and start a fresh process (its bindings and `out:N`
+   * refs are gone; the journal ends its open exec `unfinished`).
+   */
+  #crash(why: string): void {
     this.crashes++;
     this.#crashedMidExec = this.#running !== null;
+    const dead = this.#proc;
+    dead.kill(); // a stuck process must not linger (no-op when it already ended)
+    this.#endCgroup();
+    for (const timer of this.#pings.values()) clearTimeout(timer);
+    this.#pings.clear();
+    for (const t of this.#running ? [this.#running] : []) {
+      for (const g of t.pgids) killGroup(g);
+    }
+    const message = `${why}; the session was restarted (its bindings and out:N refs are gone)`;
     const err: RpcErrorObject = {
       code: RPC.INTERNAL_ERROR,
-      message: `session worker crashed: ${message}; the session was restarted`,
+      message,
+      data: { session: this.name, restarted: true },
     };
-    try {
-      this.#worker.terminate();
-    } catch { /* already gone */ }
-    this.#fromWorker?.close();
     const victims = [...(this.#running ? [this.#running] : []), ...this.#queue];
     this.#running = null;
     this.#queue = [];
@@ -347,6 +448,12 @@ export class SessionHost {
     for (const p of this.#pending.values()) p.reject(new RpcError(err.code, err.message));
     this.#pending.clear();
     this.init.journal?.abandonIntake(this.#intakeWorker);
+    this.bus.publish(this.name, LIFECYCLE_CHANNEL, {
+      state: "restarted",
+      reason: why,
+      crashes: this.crashes,
+      tasks_failed: victims.map((t) => t.ref),
+    });
     if (!this.#closed) this.#spawn();
   }
 
@@ -368,7 +475,7 @@ export class SessionHost {
 
   /**
    * Shut down: cancel everything, give running work `graceMs` to unwind (child process groups
-   * get their kill ladder), then terminate the worker.
+   * get their kill ladder), then end the session process.
    */
   async close(graceMs = 3000): Promise<void> {
     if (this.#closed) return;
@@ -383,9 +490,14 @@ export class SessionHost {
         new Promise<void>((res) => (timer = setTimeout(res, graceMs))),
       ]);
       clearTimeout(timer);
+      for (const g of r.pgids) killGroup(g);
     }
-    this.#worker.terminate();
-    this.#fromWorker?.close();
+    for (const timer of this.#pings.values()) clearTimeout(timer);
+    this.#pings.clear();
+    this.#proc.kill();
+    await this.#proc.status;
+    await this.#endCgroup(true);
+    this.#slots.close(true);
     for (const p of this.#pending.values()) {
       p.reject(new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down"));
     }

@@ -1,9 +1,7 @@
 /**
- * Messages between the kernel's main thread (`session_host.ts`) and a session Worker
- * (`session_worker.ts`). Values never cross the thread boundary as values: the worker answers
- * with bounded wire JSON and rendered text. Every message after `init` travels as JSON text
- * through a shared-memory mailbox (`mailbox.ts`; big ones by `postMessage`): structured clone
- * of objects costs several times more per message in Deno, and a MessageEvent per hop adds up.
+ * Messages between the kernel (`session_host.ts`) and a session process (`session_worker.ts`),
+ * one JSON message per line over the process's stdin and stdout. Values never cross the
+ * process boundary as values: the session answers with bounded wire JSON and rendered text.
  */
 
 import type { ElideSpec } from "../value/elide.ts";
@@ -14,10 +12,11 @@ import type { JournalDone, JournalInit, JReplyMsg, JReqMsg } from "./journal_mes
 export interface InitMsg {
   t: "init";
   session: string;
-  /** Cancel slots (Int32 each); slot 0 stays 0 and is installed between tasks. */
-  slots: SharedArrayBuffer;
-  /** Shared message slots, one per direction (`mailbox.ts`). */
-  mailbox: { toWorker: SharedArrayBuffer; fromWorker: SharedArrayBuffer };
+  /**
+   * The kernel's cancel-slot file to map (`cancel_slots.ts`; Int32 each, slot 0 stays 0), or
+   * null when it could not share one (the session keeps local flags).
+   */
+  slots: string | null;
   cwd: string;
   env: Record<string, string>;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */
@@ -64,8 +63,21 @@ export interface InjectMsg {
   payload: unknown;
 }
 
-/** Everything the main thread sends. */
-export type ToWorker = InitMsg | ExecMsg | CancelMsg | RequestMsg | InjectMsg | JReplyMsg;
+/** Main → worker: are you responsive? (answered with `PongMsg` by the event loop) */
+export interface PingMsg {
+  t: "ping";
+  n: number;
+}
+
+/** Everything the kernel sends. */
+export type ToWorker =
+  | InitMsg
+  | ExecMsg
+  | CancelMsg
+  | RequestMsg
+  | InjectMsg
+  | JReplyMsg
+  | PingMsg;
 
 /** Session facts the worker reports after start-up and after an exec that changed them. */
 export interface SessionFacts {
@@ -149,8 +161,15 @@ export interface ChildMsg {
   live: boolean;
 }
 
-/** Everything a worker sends. */
+/** Worker → main: the answer to a `PingMsg`. */
+export interface PongMsg {
+  t: "pong";
+  n: number;
+}
+
+/** Everything a session process sends. */
 export type FromWorker =
+  | PongMsg
   | ReadyMsg
   | DoneMsg
   | ReplyMsg

@@ -1,13 +1,16 @@
 /**
- * The Worker module of one named session (architecture: "sessions never share a thread with
- * the kernel"). It owns the evaluator and the transcript (`out:N`), runs the execs the main
- * thread hands it one at a time, and answers `value.get`, `env`, `cwd` and `reef` requests itself.
- * Everything it sends back is bounded wire JSON or rendered text — never a value.
+ * The session process of one named session (architecture: "sessions never share a thread with
+ * the kernel"; issue 16: nor a process). It owns the evaluator and the transcript (`out:N`), runs
+ * the execs the kernel hands it one at a time, and answers `value.get`, `env`, `cwd` and `reef`
+ * requests itself. Everything it sends back is bounded wire JSON or rendered text — never a value.
+ *
+ * It talks to the kernel over its stdin and stdout, one JSON message per line (`serveSession`);
+ * nothing else in the process may write to stdout. Its memory, a spin and a crash stay inside
+ * it: the kernel limits its heap, kills it when it does not answer a cancel, and starts a fresh
+ * one.
  *
  * @module
  */
-
-/// <reference lib="deno.worker" />
 
 import { createHash } from "node:crypto";
 import { Evaluator } from "../eval/mod.ts";
@@ -38,7 +41,7 @@ import {
   type TranscriptSummary,
 } from "./session_messages.ts";
 import { evalByStatement, SessionJournal, type StmtFacts } from "./session_journal.ts";
-import { MailboxReceiver, MailboxSender } from "./mailbox.ts";
+import { CancelSlots } from "./cancel_slots.ts";
 import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
@@ -58,8 +61,8 @@ let lastCwd = "";
 
 /** The running task, its cancel slot and an abort for awaits. */
 let current: { task: number; flag: Int32Array; abort: AbortController } | null = null;
-/** The session's shared cancel slots; slot 0 (never set) is installed between tasks. */
-let slots: SharedArrayBuffer;
+/** The cancel slots shared with the kernel; slot 0 (never set) is installed between tasks. */
+let slots: CancelSlots;
 let idleFlag: Int32Array;
 /** The session's journal side (null: the kernel keeps no journal). (issue 7) */
 let journal: SessionJournal | null = null;
@@ -72,12 +75,12 @@ let sessionName = "";
 let sinkText = "";
 let diagText = "";
 
-/** Messages to and from the main thread (set up by `init`). */
-let tx: MailboxSender;
-let rx: MailboxReceiver;
+const lineEncoder = new TextEncoder();
 
+/** Send one message to the kernel: one whole line on stdout, written before this returns. */
 function post(m: FromWorker): void {
-  tx.send(m);
+  const bytes = lineEncoder.encode(JSON.stringify(m) + "\n");
+  for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
 }
 
 function appendBounded(buf: string, text: string): string {
@@ -115,8 +118,8 @@ async function init(m: InitMsg): Promise<void> {
     // An exec that did something a crash must not hide has its running row logged first.
     journal.onEffect = () => execLog?.begun();
   }
-  slots = m.slots;
-  idleFlag = new Int32Array(slots, 0, 1);
+  slots = CancelSlots.open(m.slots);
+  idleFlag = slots.flag(0);
   ev = new Evaluator({
     // Kernel sessions load the adapter catalog like every host (upstream loaded none).
     adapters: true,
@@ -163,7 +166,16 @@ async function init(m: InitMsg): Promise<void> {
           };
           // Journal (issue 7): stdout beyond the capture cap spills into the content store.
           const spill = journal ? journal.spillOptions(opts) : {};
-          return spawnCapture({ ...opts, signal, onSpawn, ...spill }).then(
+          // Every command gets a cgroup where the host allows (its setsid escapers die with
+          // it) and nothing it leaves running outlives it (issue 16).
+          return spawnCapture({
+            killScope: "cgroup",
+            reapOnExit: true,
+            ...opts,
+            signal,
+            onSpawn,
+            ...spill,
+          }).then(
             (r) => journal ? journal.ingestSpill(r) : r,
           ).finally(() => {
             if (task && pgid) post({ t: "child", task, pgid, live: false });
@@ -266,7 +278,9 @@ function errorData(err: ErrorV, ref: string, uri: string): Record<string, unknow
 }
 
 async function runExec(m: ExecMsg): Promise<void> {
-  const flag = new Int32Array(slots, m.slot * 4, 1);
+  const flag = slots.flag(m.slot);
+  // Local flags (no shared mapping) are reset here; a shared slot was reset by the kernel.
+  if (!slots.shared) Atomics.store(flag, 0, 0);
   current = { task: m.task, flag, abort: new AbortController() };
   ev.setCancelFlag(flag);
   sinkText = "";
@@ -562,7 +576,7 @@ setInterval(() => {
 
 // A stray rejection in language code (an unawaited task, a host hook) must not kill the
 // session: report it with the running exec's diagnostics instead.
-self.addEventListener("unhandledrejection", (e) => {
+globalThis.addEventListener("unhandledrejection", (e) => {
   e.preventDefault();
   const r = e.reason;
   diagText = appendBounded(
@@ -571,25 +585,41 @@ self.addEventListener("unhandledrejection", (e) => {
   );
 });
 
-/** Messages that arrived before `init` (none are expected; kept in order if they do). */
-const early: ToWorker[] = [];
+/** How long a running exec may take to unwind once the kernel has gone. */
+const ORPHAN_GRACE_MS = 3000;
 
-function receive(json: string): void {
-  const m: ToWorker = JSON.parse(json);
-  if (ev === undefined) return void early.push(m);
-  dispatch(m);
+/**
+ * Serve the kernel on stdin/stdout until stdin closes (the kernel went away): then cancel the
+ * running exec — its children get their kill ladder — and exit.
+ */
+export async function serveSession(): Promise<never> {
+  // Only `post` may write to stdout: stray console output would corrupt the message stream.
+  console.log = console.info = console.debug = console.error;
+  const decoder = new TextDecoder();
+  const buf = new Uint8Array(64 * 1024);
+  let pending = "";
+  for (;;) {
+    const n = await Deno.stdin.read(buf).catch(() => null);
+    if (n === null) break;
+    pending += decoder.decode(buf.subarray(0, n), { stream: true });
+    let nl;
+    while ((nl = pending.indexOf("\n")) >= 0) {
+      const line = pending.slice(0, nl);
+      pending = pending.slice(nl + 1);
+      if (line !== "") dispatch(JSON.parse(line) as ToWorker);
+    }
+  }
+  const cur = current;
+  if (cur !== null) {
+    Atomics.store(cur.flag, 0, 1);
+    cur.abort.abort();
+    const deadline = Date.now() + ORPHAN_GRACE_MS;
+    while (current !== null && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+  Deno.exit(0);
 }
-
-// `init` (the one structured-clone message) comes first; later messages arrive through the
-// mailbox, or as `"<seq>:<json>"` text when they did not fit it.
-self.onmessage = (e: MessageEvent<string | InitMsg>) => {
-  if (typeof e.data === "string") return rx.fromPost(e.data);
-  const m = e.data;
-  tx = new MailboxSender(m.mailbox.fromWorker, (text) => self.postMessage(text));
-  rx = new MailboxReceiver(m.mailbox.toWorker, receive);
-  dispatch(m);
-  for (const x of early.splice(0)) dispatch(x);
-};
 
 function dispatch(m: ToWorker): void {
   switch (m.t) {
@@ -600,8 +630,14 @@ function dispatch(m: ToWorker): void {
     case "exec":
       return void runExec(m);
     case "cancel":
-      if (current?.task === m.task) current.abort.abort();
+      // Also set the flag here: without a shared mapping (no FFI) this is the only way it is set.
+      if (current?.task === m.task) {
+        Atomics.store(current.flag, 0, 1);
+        current.abort.abort();
+      }
       return;
+    case "ping":
+      return post({ t: "pong", n: m.n });
     case "req":
       return void answer(m);
     case "inject":

@@ -11,8 +11,9 @@
  * @module
  */
 
-import { which } from "../exec/mod.ts";
-import type { ManifestProblem } from "./manifest.ts";
+import { fileIdentity, which } from "../exec/mod.ts";
+import { cachedDigest } from "./digest.ts";
+import type { LockEntry } from "./lock.ts";
 import { decide } from "./decide.ts";
 import {
   type Binding,
@@ -38,14 +39,16 @@ export interface CommandResolution {
   blake3: string | null;
   /** What Reef decided (`reef` only). */
   binding: Binding | null;
-  /** Manifests in scope that exist but could not be read (to be reported, once). */
-  problems: readonly ManifestProblem[];
 }
 
 /** The other locked tools of the chain whose binaries still match their lock entries. */
-async function viewBindings(b: Binding, chain: ScopeChain): Promise<ViewBinding[]> {
+async function viewBindings(
+  b: Binding,
+  chain: ScopeChain,
+  entries: ReadonlyMap<string, LockEntry>,
+): Promise<ViewBinding[]> {
   const out: ViewBinding[] = [{ name: b.name, path: b.path, blake3: b.blake3 }];
-  for (const [name, e] of lockEntries(chain)) {
+  for (const [name, e] of entries) {
     if (name === b.name) continue;
     let d;
     try {
@@ -61,6 +64,43 @@ async function viewBindings(b: Binding, chain: ScopeChain): Promise<ViewBinding[
     }
   }
   return out;
+}
+
+interface ViewMemo {
+  bindings: ViewBinding[];
+  bin: string;
+}
+
+/** Views by lock content (the entries map is shared while the lock file is unchanged). */
+const views = new WeakMap<ReadonlyMap<string, LockEntry>, Map<string, ViewMemo>>();
+
+/**
+ * The view for a binding: remembered per lock content and binding, and reused while every
+ * bound binary still has its digest (one stat each) and the view directory exists.
+ */
+async function viewFor(
+  b: Binding,
+  chain: ScopeChain,
+  ctx: ReefContext,
+  entries: ReadonlyMap<string, LockEntry>,
+): Promise<string> {
+  const key = b.name + "\0" + b.path + "\0" + b.blake3 + "\0" + (ctx.env.XDG_RUNTIME_DIR ?? "") +
+    "\0" + (ctx.env.TMPDIR ?? "");
+  let m = views.get(entries);
+  const hit = m?.get(key);
+  if (
+    hit !== undefined && // [0] is `b`, verified just now.
+    hit.bindings.every((v, i) => i === 0 || cachedDigest(v.path) === v.blake3) &&
+    fileIdentity(hit.bin)?.kind === "dir"
+  ) {
+    return hit.bin;
+  }
+  const bindings = await viewBindings(b, chain, entries);
+  const bin = ensureView(viewsRoot(ctx.env), bindings);
+  if (m === undefined) views.set(entries, m = new Map());
+  if (m.size >= 256) m.clear();
+  m.set(key, { bindings, bin });
+  return bin;
 }
 
 /**
@@ -79,11 +119,11 @@ export async function resolveCommand(
       childPath: undefined,
       blake3: null,
       binding: null,
-      problems: [],
     };
   }
   const chain = chainOf(ctx);
-  const binding = chain.scopes.length === 0 ? null : await resolveTool(head, ctx, chain);
+  const entries = chain.scopes.length === 0 ? null : lockEntries(chain);
+  const binding = entries === null ? null : await resolveTool(head, ctx, chain, entries);
   if (binding === null) {
     return {
       via: "path",
@@ -91,16 +131,16 @@ export async function resolveCommand(
       childPath: undefined,
       blake3: null,
       binding: null,
-      problems: chain.problems,
     };
   }
-  const view = ensureView(viewsRoot(ctx.env), await viewBindings(binding, chain));
+  // A fresh interactive lock rewrote the file: the view binds what it holds now.
+  const now = entries!.get(head) === binding.entry ? entries! : lockEntries(chain);
+  const view = await viewFor(binding, chain, ctx, now);
   return {
     via: "reef",
     path: binding.path,
     childPath: childPath(view, pathEnv, chain.hermetic),
     blake3: binding.blake3,
     binding,
-    problems: chain.problems,
   };
 }

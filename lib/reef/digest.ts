@@ -7,12 +7,12 @@
  * @module
  */
 
-import { fileIdentity } from "../exec/mod.ts";
+import { type FileIdentity, fileIdentity, sameIdentity } from "../exec/mod.ts";
 import { acquireHasher, releaseHasher } from "../store/blake3.ts";
 import { RACY_MS } from "./watched.ts";
 
 interface Entry {
-  key: string;
+  id: FileIdentity;
   settled: boolean;
   hex: string;
 }
@@ -25,7 +25,7 @@ export function cachedDigest(path: string): string | null {
   const e = cache.get(path);
   if (e === undefined || !e.settled) return null;
   const id = fileIdentity(path);
-  return id !== null && id.key === e.key ? e.hex : null;
+  return sameIdentity(id, e.id) ? e.hex : null;
 }
 
 /**
@@ -53,9 +53,9 @@ export async function fileDigest(path: string): Promise<string> {
   }
   const after = fileIdentity(path);
   // Cache only when nothing changed while we read, and only as settled when it is old enough.
-  if (before !== null && after !== null && before.key === after.key) {
+  if (before !== null && after !== null && sameIdentity(before, after)) {
     if (!cache.has(path) && cache.size >= MAX_ENTRIES) cache.clear();
-    cache.set(path, { key: after.key, settled: Date.now() - after.mtimeMs >= RACY_MS, hex });
+    cache.set(path, { id: after, settled: Date.now() - after.mtimeMs >= RACY_MS, hex });
   }
   return hex;
 }

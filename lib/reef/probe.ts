@@ -13,7 +13,9 @@
 import {
   type CaptureOptions,
   type CaptureResult,
+  type FileIdentity,
   fileIdentity,
+  sameIdentity,
   spawnCapture,
 } from "../exec/mod.ts";
 import { extractVersion, UNKNOWN, type Version } from "./version.ts";
@@ -25,14 +27,14 @@ export type Spawner = (opts: CaptureOptions) => Promise<CaptureResult>;
 export const PROBE_DEADLINE_MS = 300;
 
 const MAX_ENTRIES = 1024;
-const cache = new Map<string, { key: string; version: Version }>();
+const cache = new Map<string, { id: FileIdentity; version: Version }>();
 
 /** The version a probe of `path` found before, while the file is unchanged; else undefined. */
 export function cachedVersion(path: string): Version | undefined {
   const e = cache.get(path);
   if (e === undefined) return undefined;
   const id = fileIdentity(path);
-  return id !== null && id.key === e.key ? e.version : undefined;
+  return id !== null && sameIdentity(id, e.id) ? e.version : undefined;
 }
 
 /** Probe `path --version` (cached per binary identity). Never throws. */
@@ -67,7 +69,7 @@ export async function probeVersion(
   }
   if (id !== null) {
     if (!cache.has(path) && cache.size >= MAX_ENTRIES) cache.clear();
-    cache.set(path, { key: id.key, version });
+    cache.set(path, { id, version });
   }
   return version;
 }

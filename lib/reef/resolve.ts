@@ -15,7 +15,7 @@
  */
 
 import { reason, ReefError } from "./errors.ts";
-import type { Manifest } from "./manifest.ts";
+import type { Manifest, ManifestProblem } from "./manifest.ts";
 import { decide, type Decision, sourceOf } from "./decide.ts";
 import { type FileWriter, type LockEntry, readLock, writeLock } from "./lock.ts";
 import { fileDigest } from "./digest.ts";
@@ -49,6 +49,8 @@ export interface ReefContext {
   notice?: (line: string) => void;
   /** How manifests and locks are written (a journaling host records it); default atomic. */
   writeFile?: FileWriter;
+  /** Told about manifests in scope that exist but cannot be used (to report them). */
+  problems?: (p: readonly ManifestProblem[]) => void;
 }
 
 /** A tool Reef resolved. */
@@ -72,7 +74,9 @@ export interface Binding {
 
 /** The scope chain for a context (discovered scopes behind the `with reef:` layers). */
 export function chainOf(ctx: ReefContext): ScopeChain {
-  return withLayers(discoverScopes(ctx.cwd, ctx.env), ctx.layers ?? []);
+  const chain = withLayers(discoverScopes(ctx.cwd, ctx.env), ctx.layers ?? []);
+  if (chain.problems.length > 0) ctx.problems?.(chain.problems);
+  return chain;
 }
 
 /** The lock entries of a chain (empty when it has no lock yet). Invalid → `reef_provider`. */
@@ -90,8 +94,8 @@ export function lockEntries(chain: ScopeChain): ReadonlyMap<string, LockEntry> {
 
 /** True when a lock entry can serve a decision (provider pin, constraint). */
 export function eligible(e: LockEntry, d: Decision): boolean {
-  return (d.provider === null || e.provider === d.provider) &&
-    satisfies(d.constraint, parseVersion(e.version));
+  if (d.provider !== null && e.provider !== d.provider) return false;
+  return d.constraint.kind === "any" || satisfies(d.constraint, parseVersion(e.version));
 }
 
 function bindingOf(d: Decision, e: LockEntry, blake3: string): Binding {
@@ -139,20 +143,20 @@ function unlocked(d: Decision, chain: ScopeChain, e: LockEntry | undefined): Ree
     return new ReefError(
       "reef_unlocked",
       `${d.tool}: the locked ${e.version} (${e.provider}) does not satisfy "${c}" from ${src}`,
-      "run `reef lock --refresh` in an interactive session and commit reef.lock",
+      `run \`reef lock\` to lock an installed ${d.tool} that satisfies it, and commit reef.lock`,
     );
   }
   if (chain.lockPath === null) {
     return new ReefError(
       "reef_unlocked",
       `${d.tool} is constrained to "${c}" by ${src}, and no manifest in scope has a reef.lock`,
-      "add a .reef.toml for the tool and run `reef lock` in an interactive session",
+      "add a .reef.toml for the tool and run `reef lock`",
     );
   }
   return new ReefError(
     "reef_unlocked",
     `${d.tool} is constrained to "${c}" by ${src} but ${chain.lockPath} has no entry for it`,
-    "run `reef lock` in an interactive session and commit reef.lock",
+    `run \`reef lock\` (or \`which ${d.tool}\`) to lock it, and commit reef.lock`,
   );
 }
 
@@ -245,16 +249,17 @@ export function persist(
 /**
  * Resolve a tool name. Null when no scope mentions it (not Reef's business). Throws
  * `ReefError` (`reef_conflict`, `reef_drift`, `reef_not_found`, `reef_unlocked`,
- * `reef_provider`).
+ * `reef_provider`). `entries`: the chain's lock as the caller just read it.
  */
 export async function resolveTool(
   name: string,
   ctx: ReefContext,
   chain: ScopeChain = chainOf(ctx),
+  entries?: ReadonlyMap<string, LockEntry>,
 ): Promise<Binding | null> {
   const d = decide(name, chain);
   if (d === null) return null;
-  const entries = lockEntries(chain);
+  entries ??= lockEntries(chain);
   const e = entries.get(name);
   if (e !== undefined && eligible(e, d)) return bindingOf(d, e, await verifyEntry(name, e));
   if (ctx.policy === "script") throw unlocked(d, chain, e);

@@ -12,7 +12,7 @@
  */
 
 import { join } from "node:path";
-import { fileIdentity } from "../exec/mod.ts";
+import { type FileIdentity, fileIdentity, sameIdentity } from "../exec/mod.ts";
 import {
   type Manifest,
   type ManifestProblem,
@@ -60,7 +60,7 @@ function kindOf(path: string): ScopeKind {
 }
 
 interface DirState {
-  key: string | null;
+  id: FileIdentity | null;
   settled: boolean;
   /** Full paths of the manifest files present, in precedence order. */
   present: string[];
@@ -72,9 +72,8 @@ const dirs = new Map<string, DirState>();
 /** The manifest files present in `dir` (cached on the directory's identity). */
 function presentIn(dir: string, now: number): string[] {
   const id = fileIdentity(dir);
-  const key = id?.key ?? null;
   const st = dirs.get(dir);
-  if (st !== undefined && st.key === key && st.settled) return st.present;
+  if (st !== undefined && st.settled && sameIdentity(st.id, id)) return st.present;
   const present: string[] = [];
   if (id !== null && id.kind === "dir") {
     for (const [name] of MANIFEST_FILES) {
@@ -83,34 +82,36 @@ function presentIn(dir: string, now: number): string[] {
     }
   }
   if (st === undefined && dirs.size >= DIRS_MAX) dirs.clear();
-  dirs.set(dir, { key, settled: !unsettled(id, now), present });
+  dirs.set(dir, { id, settled: !unsettled(id, now), present });
   return present;
 }
 
+const userPaths = new Map<string, string | null>();
+
 /** The user manifest path from the session environment, or null. */
 export function userManifestPath(env: Readonly<Record<string, string>>): string | null {
-  const xdg = env.XDG_CONFIG_HOME;
-  if (xdg !== undefined && xdg.startsWith("/")) return join(xdg, "shoal", "shoal.toml");
-  const home = env.HOME;
-  if (home !== undefined && home.startsWith("/")) {
-    return join(home, ".config", "shoal", "shoal.toml");
-  }
-  return null;
+  const xdg = env.XDG_CONFIG_HOME ?? "";
+  const home = env.HOME ?? "";
+  const k = xdg + "\0" + home;
+  let p = userPaths.get(k);
+  if (p !== undefined) return p;
+  if (xdg.startsWith("/")) p = join(xdg, "shoal", "shoal.toml");
+  else if (home.startsWith("/")) p = join(home, ".config", "shoal", "shoal.toml");
+  else p = null;
+  if (userPaths.size >= 64) userPaths.clear();
+  userPaths.set(k, p);
+  return p;
 }
 
 interface Memo {
+  dirs: string[];
+  user: string | null;
   parts: ManifestRead[];
-  chain: ScopeChain;
+  chain: ScopeChain | null;
 }
 
 const MEMO_MAX = 256;
 const memo = new Map<string, Memo>();
-
-function sameParts(a: ManifestRead[], b: ManifestRead[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-}
 
 function build(parts: ManifestRead[]): ScopeChain {
   const scopes: Manifest[] = [];
@@ -133,23 +134,46 @@ function build(parts: ManifestRead[]): ScopeChain {
  */
 export function discoverScopes(cwd: string, env: Readonly<Record<string, string>>): ScopeChain {
   const now = Date.now();
-  const parts: ManifestRead[] = [];
+  const user = userManifestPath(env);
+  const key = user === null ? cwd : cwd + "\0" + user;
+  let m = memo.get(key);
+  if (m === undefined) {
+    if (memo.size >= MEMO_MAX) memo.clear();
+    m = { dirs: ancestors(cwd), user, parts: [], chain: null };
+    memo.set(key, m);
+  }
+  // Compare with the last walk as we go; allocate only when something changed.
+  const prev = m.parts;
+  let parts: ManifestRead[] | null = null;
+  let n = 0;
+  const add = (r: ManifestRead) => {
+    if (parts === null) {
+      if (n < prev.length && prev[n] === r) {
+        n++;
+        return;
+      }
+      parts = prev.slice(0, n);
+    }
+    parts.push(r);
+  };
+  for (const dir of m.dirs) for (const p of presentIn(dir, now)) add(manifests.get(p));
+  if (user !== null) add(manifests.get(user));
+  if (parts === null && n === prev.length && m.chain !== null) return m.chain;
+  m.parts = parts ?? prev.slice(0, n);
+  m.chain = build(m.parts);
+  return m.chain;
+}
+
+/** `dir` and each of its ancestors up to `/`, nearest first. */
+function ancestors(cwd: string): string[] {
+  const out: string[] = [];
   let dir = cwd.length > 1 && cwd.endsWith("/") ? cwd.slice(0, -1) : cwd;
   for (;;) {
-    for (const p of presentIn(dir, now)) parts.push(manifests.get(p));
-    if (dir === "/" || dir === "") break;
+    out.push(dir);
+    if (dir === "/" || dir === "") return out;
     const i = dir.lastIndexOf("/");
     dir = i <= 0 ? "/" : dir.slice(0, i);
   }
-  const user = userManifestPath(env);
-  if (user !== null) parts.push(manifests.get(user));
-  const key = user === null ? cwd : cwd + "\0" + user;
-  const m = memo.get(key);
-  if (m !== undefined && sameParts(m.parts, parts)) return m.chain;
-  const chain = build(parts);
-  if (m === undefined && memo.size >= MEMO_MAX) memo.clear();
-  memo.set(key, { parts, chain });
-  return chain;
 }
 
 const layered = new WeakMap<ScopeChain, { layers: readonly Manifest[]; chain: ScopeChain }>();

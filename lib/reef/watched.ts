@@ -8,7 +8,7 @@
  * @module
  */
 
-import { type FileIdentity, fileIdentity } from "../exec/mod.ts";
+import { type FileIdentity, fileIdentity, sameIdentity } from "../exec/mod.ts";
 
 /** How long after its mtime a file may change without its identity changing. */
 export const RACY_MS = 1000;
@@ -22,7 +22,7 @@ export type FileRead =
   | { ok: false; missing: boolean; error: string };
 
 interface Entry<T> {
-  key: string | null;
+  id: FileIdentity | null;
   settled: boolean;
   text: string | null;
   value: T;
@@ -68,9 +68,8 @@ export class WatchedFiles<T> {
   /** The parsed content of `path` now (a missing file is parsed too, as missing). */
   get(path: string): T {
     const id = fileIdentity(path);
-    const key = id?.key ?? null;
     const e = this.#entries.get(path);
-    if (e !== undefined && e.key === key && e.settled) return e.value;
+    if (e !== undefined && e.settled && sameIdentity(e.id, id)) return e.value;
     const now = Date.now();
     const read = readSmallFile(path, id);
     const text = read.ok ? read.text : null;
@@ -78,7 +77,7 @@ export class WatchedFiles<T> {
     if (e !== undefined && text !== null && e.text === text) value = e.value;
     else value = this.#parse(path, read);
     if (e === undefined && this.#entries.size >= this.#max) this.#entries.clear();
-    this.#entries.set(path, { key, settled: !unsettled(id, now), text, value });
+    this.#entries.set(path, { id, settled: !unsettled(id, now), text, value });
     return value;
   }
 

@@ -20,6 +20,8 @@
  * @module
  */
 
+import { FileMap } from "./file_map.ts";
+
 /** First bytes of a mapped segment. */
 export const MAPPED_MAGIC = "SHOALMM1";
 /** Where lines start in a mapped segment. */
@@ -27,47 +29,19 @@ export const MAPPED_DATA_START = 4096;
 /** Byte offset of the committed end (u32 LE). */
 const COMMITTED_AT = 8;
 
-const SYMBOLS = {
-  open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
-  posix_fallocate: { parameters: ["i32", "i64", "i64"], result: "i32" },
-  mmap: { parameters: ["pointer", "usize", "i32", "i32", "i32", "i64"], result: "pointer" },
-  munmap: { parameters: ["pointer", "usize"], result: "i32" },
-  close: { parameters: ["i32"], result: "i32" },
-} as const;
-
-const O_RDWR = 0o2, O_CREAT = 0o100, O_EXCL = 0o200, O_CLOEXEC = 0o2000000;
-const PROT_READ = 1, PROT_WRITE = 2, MAP_SHARED = 1;
-const MAP_FAILED = -1n;
-
-let libc: Deno.DynamicLibrary<typeof SYMBOLS>["symbols"] | null | undefined;
-
-function load(): typeof libc {
-  if (libc !== undefined) return libc;
-  libc = null;
-  if (Deno.build.os !== "linux") return null;
-  try {
-    // Ask first: without --allow-ffi, dlopen would prompt on a terminal or throw.
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    libc = Deno.dlopen("libc.so.6", SYMBOLS).symbols;
-  } catch {
-    libc = null;
-  }
-  return libc;
-}
-
 const enc = new TextEncoder();
 
 /** One mapped segment, owned by the writer that created it. */
 export class MappedSegment {
-  #fd: number;
-  #ptr: Deno.PointerValue = null;
-  #size = 0;
-  #bytes: Uint8Array | null = null;
-  #committed: Uint32Array | null = null;
+  #map: FileMap | null;
+  #bytes: Uint8Array;
+  #committed: Uint32Array;
   #end = MAPPED_DATA_START;
 
-  private constructor(fd: number) {
-    this.#fd = fd;
+  private constructor(map: FileMap) {
+    this.#map = map;
+    this.#bytes = new Uint8Array(map.buffer);
+    this.#committed = new Uint32Array(map.buffer, COMMITTED_AT, 1);
   }
 
   /**
@@ -75,46 +49,12 @@ export class MappedSegment {
    * host cannot: no FFI, not Linux, no space to reserve, a file system that cannot map.
    */
   static create(path: string, size: number): MappedSegment | null {
-    const fn = load();
-    if (!fn) return null;
-    const fd = fn.open(enc.encode(path + "\0"), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o600);
-    if (fd < 0) return null;
-    const seg = new MappedSegment(fd);
-    if (!seg.#map(Math.max(size, 2 * MAPPED_DATA_START))) {
-      fn.close(fd);
-      try {
-        Deno.removeSync(path);
-      } catch { /* never created a line: nothing to keep */ }
-      return null;
-    }
-    enc.encodeInto(MAPPED_MAGIC, seg.#bytes!);
-    Atomics.store(seg.#committed!, 0, MAPPED_DATA_START);
+    const map = FileMap.create(path, Math.max(size, 2 * MAPPED_DATA_START));
+    if (map === null) return null;
+    const seg = new MappedSegment(map);
+    enc.encodeInto(MAPPED_MAGIC, seg.#bytes);
+    Atomics.store(seg.#committed, 0, MAPPED_DATA_START);
     return seg;
-  }
-
-  /** Reserve and map `size` bytes (the old mapping, if any, goes); false when it cannot. */
-  #map(size: number): boolean {
-    const fn = load()!;
-    if (size >= 2 ** 32) return false;
-    if (fn.posix_fallocate(this.#fd, 0n, BigInt(size)) !== 0) return false;
-    const p = fn.mmap(null, BigInt(size), PROT_READ | PROT_WRITE, MAP_SHARED, this.#fd, 0n);
-    if (p === null || BigInt(Deno.UnsafePointer.value(p)) === MAP_FAILED) return false;
-    this.#unmap();
-    this.#ptr = p;
-    this.#size = size;
-    const buf = Deno.UnsafePointerView.getArrayBuffer(p, size);
-    this.#bytes = new Uint8Array(buf);
-    this.#committed = new Uint32Array(buf, COMMITTED_AT, 1);
-    return true;
-  }
-
-  #unmap(): void {
-    if (this.#ptr === null) return;
-    // Drop every view before the memory goes: touching it afterwards would crash the process.
-    this.#bytes = null;
-    this.#committed = null;
-    load()!.munmap(this.#ptr, BigInt(this.#size));
-    this.#ptr = null;
   }
 
   /** Bytes of lines written (the committed end, from the file's start). */
@@ -128,29 +68,32 @@ export class MappedSegment {
    * @throws when the segment cannot grow (no space) or is closed; nothing is committed then.
    */
   append(text: string): void {
-    if (this.#bytes === null) throw new Error("the intake segment is closed");
+    const map = this.#map;
+    if (map === null) throw new Error("the intake segment is closed");
     // UTF-8 takes at most 3 bytes per UTF-16 unit: a line that surely fits is encoded in place.
-    if (text.length * 3 > this.#size - this.#end) {
+    if (text.length * 3 > map.size - this.#end) {
       const bytes = enc.encode(text);
-      let size = this.#size;
+      let size = map.size;
       while (size - this.#end < bytes.length) size *= 2;
-      if (size !== this.#size && !this.#map(size)) {
-        throw new Error(`the intake segment could not grow to ${size} bytes (disk full?)`);
+      if (size !== map.size) {
+        if (!map.resize(size)) {
+          throw new Error(`the intake segment could not grow to ${size} bytes (disk full?)`);
+        }
+        this.#bytes = new Uint8Array(map.buffer);
+        this.#committed = new Uint32Array(map.buffer, COMMITTED_AT, 1);
       }
       this.#bytes.set(bytes, this.#end);
       this.#end += bytes.length;
     } else {
       this.#end += enc.encodeInto(text, this.#bytes.subarray(this.#end)).written;
     }
-    Atomics.store(this.#committed!, 0, this.#end);
+    Atomics.store(this.#committed, 0, this.#end);
   }
 
   /** Unmap and close (the file stays; its lines are committed). Idempotent. */
   close(): void {
-    if (this.#fd < 0) return;
-    this.#unmap();
-    load()!.close(this.#fd);
-    this.#fd = -1;
+    this.#map?.close();
+    this.#map = null;
   }
 }
 

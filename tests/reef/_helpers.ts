@@ -39,7 +39,7 @@ export class Tree {
     return this.write(
       rel,
       `#!/bin/sh\nif [ "$1" = --version ]; then echo "${name} ${version}"; exit 0; fi\n` +
-        `echo "${name} ${version} ran $*"\n`,
+        `echo "${name} ${version} ran" "$@"\n`,
       0o755,
     );
   }

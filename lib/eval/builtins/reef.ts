@@ -27,7 +27,6 @@ import {
   addTool,
   bindingRows,
   type Cell,
-  discoverScopes,
   doctorRows,
   fetchTool,
   lockAll,
@@ -38,7 +37,7 @@ import {
 } from "../../reef/mod.ts";
 import type { Evaluator } from "../evaluator.ts";
 import type { Scope } from "../scope.ts";
-import { reefContext, reefFailure, reportProblems, sessionEnv } from "../resolve_head.ts";
+import { reefContext, reefFailure, sessionEnv } from "../resolve_head.ts";
 import { type CmdArgs, getBuiltin, registerBuiltin } from "./registry.ts";
 import { flag, nameArg } from "./fs_util.ts";
 
@@ -61,11 +60,9 @@ function tableValue(rows: Row[]): ListV {
   return new ListV(rows.map(rowValue));
 }
 
-/** The context of a Reef command: the session env, the problems reported once. */
+/** The context of a Reef command (the session's environment). */
 function ctxOf(ev: Evaluator) {
-  const env = sessionEnv(ev);
-  reportProblems(ev, discoverScopes(ev.cwd(), env).problems);
-  return reefContext(ev, env);
+  return reefContext(ev, sessionEnv(ev));
 }
 
 async function reefCall<T>(span: Span, f: () => Promise<T>): Promise<T> {

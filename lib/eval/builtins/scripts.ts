@@ -26,7 +26,7 @@ import { fail } from "../../value/errors.ts";
 import { toArgv } from "../../value/coerce.ts";
 import { type ArgvItem, which } from "../../exec/mod.ts";
 import { chainOf, parseShebang, type RunnerSpec, runnerTable, SELF } from "../../reef/mod.ts";
-import { reefContext, reportProblems, sessionEnv } from "../resolve_head.ts";
+import { reefContext, sessionEnv } from "../resolve_head.ts";
 import { type MaybePromise, then } from "../maybe.ts";
 import type { Scope } from "../scope.ts";
 import { Ctl } from "../ctl.ts";
@@ -267,9 +267,7 @@ export function runTarget(
 
 /** The runner table in scope (defaults overlaid by the `[runners]` of every Reef scope). */
 function runners(ev: Evaluator): ReadonlyMap<string, RunnerSpec> {
-  const chain = chainOf(reefContext(ev, sessionEnv(ev)));
-  reportProblems(ev, chain.problems);
-  return runnerTable(chain);
+  return runnerTable(chainOf(reefContext(ev, sessionEnv(ev))));
 }
 
 /**
