@@ -41,7 +41,10 @@ Deno.test("a kernel session shows git status as a table", opts, async () => {
       assertEquals((e as { data: R }).data.code, "arg_error");
       // A statement value shown on the way (not the last) renders as the table too.
       const two = await c.call<R>("exec", { src: "git status\n1" });
-      assertMatch(String(two.render), /^status\s+state\s+path\s+orig\n─+\n\?\s+untracked\s+ünï\.txt\n1$/);
+      assertMatch(
+        String(two.render),
+        /^status\s+state\s+path\s+orig\n─+\n\?\s+untracked\s+ünï\.txt\n1$/,
+      );
       assert(!String(two.render).includes("\0"), "the machine format leaked into the render");
     } finally {
       await c.close();

@@ -12,12 +12,12 @@
 import type { CmdArg, CmdExpr, EnvPrefix, Span } from "../../syntax/ast.ts";
 import { OutcomeV, type Value } from "../../value/types.ts";
 import { toArgv } from "../../value/coerce.ts";
-import { at } from "../expressions.ts";
 import type { ArgvItem, CaptureOptions } from "../../exec/mod.ts";
 import type { Scope } from "../scope.ts";
 import type { Evaluator } from "../evaluator.ts";
 import type { EffectInfo } from "../journal_port.ts";
 import { redirectPath, spawnOutcome, wordValue } from "../commands.ts";
+import { at, headCmd } from "../expressions.ts";
 import { fail } from "../../value/errors.ts";
 import { bindCall, type BoundCall, type Piece } from "./bind.ts";
 import { instantiateEffects, UNKNOWN } from "./effects.ts";
@@ -167,7 +167,7 @@ export function runAdaptedValues(
 ): Promise<Value> | undefined {
   const spec = head.includes("/") ? undefined : ev.adapters().get(head);
   if (spec === undefined) return undefined;
-  const cmd: CmdExpr = carrier(head, span);
+  const cmd: CmdExpr = headCmd(head, span);
   return (async () => {
     const bound = bindCall(spec, valueTokens(args, span), span);
     const argv = argvOf(ev, bound.argv);
@@ -175,22 +175,6 @@ export function runAdaptedValues(
     const o = await spawnOutcome(ev, argv, {}, withAdapterEnv(cmd, bound.call), sc, span);
     return finish(ev, bound.call, o);
   })();
-}
-
-/** A command node standing for a call that has no source node of its own. */
-function carrier(head: string, span: Span): CmdExpr {
-  return {
-    kind: "Cmd",
-    env: [],
-    forced: false,
-    head,
-    headKind: "word",
-    headSpan: span,
-    args: [],
-    redirects: [],
-    background: false,
-    span,
-  };
 }
 
 /**
@@ -226,7 +210,7 @@ export async function runAdaptedBlock(
     ev,
     argv,
     opts,
-    withAdapterEnv(carrier(spec.head, span), call),
+    withAdapterEnv(headCmd(spec.head, span), call),
     sc,
     span,
   );

@@ -91,31 +91,23 @@ export interface AdapterSpec {
   file: string;
 }
 
-const CMD_KEYS = new Set([
+const SUB_KEYS: ReadonlySet<string> = new Set([
+  "ok_codes",
+  "params",
+  "positional",
+  "flags",
+  "invoke",
+  "consumed",
+  "output",
+  "effects",
+  "env",
+]);
+const CMD_KEYS: ReadonlySet<string> = new Set([
+  ...SUB_KEYS,
   "bin",
   "class",
   "invoke_payload",
-  "ok_codes",
-  "params",
-  "positional",
-  "flags",
-  "invoke",
-  "consumed",
-  "output",
-  "effects",
-  "env",
   "sub",
-]);
-const SUB_KEYS = new Set([
-  "ok_codes",
-  "params",
-  "positional",
-  "flags",
-  "invoke",
-  "consumed",
-  "output",
-  "effects",
-  "env",
 ]);
 
 /** A definition error (becomes a loader warning; the head is skipped). */

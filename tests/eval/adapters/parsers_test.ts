@@ -9,7 +9,7 @@ import { deepStrictEqual as assertEquals, ok as assert, throws } from "node:asse
 import { parseHint } from "../../../lib/eval/adapters/hint.ts";
 import { type OutputSpec, ParseFailure, parseOutput } from "../../../lib/eval/adapters/mod.ts";
 import { renderInline } from "../../../lib/value/render.ts";
-import type { Value } from "../../../lib/value/types.ts";
+import { TableV, type Value } from "../../../lib/value/types.ts";
 
 const enc = new TextEncoder();
 
@@ -83,7 +83,8 @@ Deno.test("porcelain-v2: git status entries, -z and line forms", () => {
       '{status: "T.", state: "typechange", path: tc, orig: null}, ' +
       '{status: "C.", state: "copied", path: copy, orig: orig}]',
   );
-  // A clean tree: an empty table.
+  // A clean tree: an empty table (a table, not a list).
+  assert(parse(STATUS, "") instanceof TableV);
   assertEquals(show(STATUS, ""), "[]");
   assertEquals(show(STATUS, "# branch.head main\0"), "[]");
 });
