@@ -16,72 +16,9 @@
 
 import { join } from "node:path";
 import { KernelClient } from "../lib/client/client.ts";
-import { FrameReader, FrameWriter } from "../lib/client/framing.ts";
+import { line, med, startEchoServer, startProcess, times } from "./_kernel_bench.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
-
-/** `--echo-server PATH`: answer every request frame with `{id, result: params}`. */
-async function echoServer(path: string): Promise<void> {
-  const listener = Deno.listen({ transport: "unix", path });
-  console.error("echo: ready");
-  for await (const conn of listener) {
-    (async () => {
-      const reader = new FrameReader(conn);
-      const writer = new FrameWriter(conn);
-      try {
-        for (let f = await reader.next(); f; f = await reader.next()) {
-          if (f.kind !== "line") continue;
-          const m = JSON.parse(f.text);
-          writer.send({ jsonrpc: "2.0", id: m.id, result: m.params ?? null }).catch(() => {});
-        }
-      } catch { /* peer gone */ }
-    })();
-  }
-}
-
-async function startProcess(args: string[], ready: string): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes(ready)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`process exited before ready: ${text}`);
-    text += value;
-  }
-  (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })();
-  return child;
-}
-
-function line(label: string, ms: number, base: number, target: number): void {
-  const ratio = ms / base;
-  console.log(
-    `${label.padEnd(46)} ${(ms * 1000).toFixed(0).padStart(8)} µs  ${ratio.toFixed(2)}×  ` +
-      `(target ≤ ${target}: ${ratio <= target ? "met" : "MISSED"})`,
-  );
-}
-
-/** Per-call times (ms) of `n` sequential calls. */
-async function times(n: number, fn: () => Promise<unknown>): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await fn();
-    out.push(performance.now() - t);
-  }
-  return out;
-}
-
-function med(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
 
 /** One kernel process; `full` also runs the value.get and throughput parts. */
 async function measure(dir: string, echoPath: string, extra: string[], full: boolean) {
@@ -183,10 +120,7 @@ async function measure(dir: string, echoPath: string, extra: string[], full: boo
 async function main(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "shoal-bench-kernel-" });
   const echoPath = join(dir, "echo.sock");
-  const echo = await startProcess(
-    ["run", "-A", join(HERE, "kernel.ts"), "--echo-server", echoPath],
-    "echo: ready",
-  );
+  const echo = await startEchoServer(echoPath);
   try {
     console.log("-- kernel core (--ephemeral --no-journal): the targets --");
     await measure(dir, echoPath, ["--ephemeral", "--no-journal"], true);
@@ -199,8 +133,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (import.meta.main) {
-  const i = Deno.args.indexOf("--echo-server");
-  if (i >= 0) await echoServer(Deno.args[i + 1]);
-  else await main();
-}
+if (import.meta.main) await main();

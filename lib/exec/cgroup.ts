@@ -75,6 +75,53 @@ export function cgroupKillAvailable(): boolean {
   return base !== null;
 }
 
+/**
+ * SIGKILL every process in this process's own cgroup except itself and members of the process
+ * groups in `live` — the strays that commands which have ended left behind, setsid escapers
+ * among them. Only for a process that the kernel placed alone in a cgroup of its own (a
+ * session process: `dedicated` is that cgroup's path, checked against /proc/self/cgroup);
+ * anywhere else it does nothing. Returns the number of processes signalled.
+ */
+export function killStrays(dedicated: string, live: ReadonlySet<number>): number {
+  let dir: string | null;
+  try {
+    dir = ownCgroupDir();
+  } catch {
+    return 0;
+  }
+  if (dir === null || dir !== dedicated) return 0;
+  let pids: string[];
+  try {
+    pids = Deno.readTextFileSync(join(dir, "cgroup.procs")).split("\n");
+  } catch {
+    return 0;
+  }
+  let killed = 0;
+  for (const p of pids) {
+    const pid = Number(p);
+    if (!Number.isSafeInteger(pid) || pid <= 1 || pid === Deno.pid) continue;
+    const pgid = processGroupOf(pid);
+    if (pgid === null || live.has(pgid)) continue;
+    try {
+      process.kill(pid, 9);
+      killed++;
+    } catch { /* already gone */ }
+  }
+  return killed;
+}
+
+/** The process group of `pid` from /proc (field 5 of stat), or null when it is gone. */
+function processGroupOf(pid: number): number | null {
+  try {
+    const stat = Deno.readTextFileSync(`/proc/${pid}/stat`);
+    // comm may hold spaces and parentheses: the fields start after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[2]);
+  } catch {
+    return null;
+  }
+}
+
 /** One child's cgroup. */
 export class Cgroup {
   private constructor(readonly path: string) {}

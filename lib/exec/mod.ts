@@ -32,7 +32,7 @@ export {
   type SignalSpec,
   suspend,
 } from "./process_group.ts";
-export { Cgroup, cgroupKillAvailable } from "./cgroup.ts";
+export { Cgroup, cgroupKillAvailable, killStrays } from "./cgroup.ts";
 export {
   type SpillFactory,
   type SpillInfo,

@@ -149,6 +149,7 @@ export class SessionHost {
       t: "init",
       session: this.name,
       slots: this.#slots.path,
+      cgroup: this.#cgroup?.path ?? null,
       cwd: this.init.cwd,
       env: this.init.env,
       journal: this.init.journal

@@ -17,6 +17,11 @@ export interface InitMsg {
    * null when it could not share one (the session keeps local flags).
    */
   slots: string | null;
+  /**
+   * The cgroup the kernel placed this session process in, alone (null: none here). The session
+   * may kill whatever its finished commands left in it.
+   */
+  cgroup?: string | null;
   cwd: string;
   env: Record<string, string>;
   /** The content store to open (null: this kernel keeps no journal). (issue 7) */

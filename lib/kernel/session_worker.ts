@@ -28,7 +28,7 @@ import { jsonToValue } from "../value/json.ts";
 import { boundText } from "../client/bound_text.ts";
 import { RPC, RpcError, type RpcErrorObject } from "../client/errors.ts";
 import type { CaptureOptions } from "../exec/mod.ts";
-import { spawnCapture } from "../exec/mod.ts";
+import { killStrays, spawnCapture } from "../exec/mod.ts";
 import {
   type DoneMsg,
   type ExecMsg,
@@ -75,6 +75,22 @@ let sessionName = "";
 let sinkText = "";
 let diagText = "";
 
+/** The cgroup the kernel placed this process in alone (null: none, or not ours to sweep). */
+let ownCgroup: string | null = null;
+/** Process groups of commands running now (spawned tasks' among them). */
+const liveGroups = new Set<number>();
+/** Whether the running exec started any command (no sweep is needed otherwise). */
+let commandsRan = false;
+
+/**
+ * After an exec that ran commands: SIGKILL what they left in this session's cgroup outside any
+ * running command's group — setsid escapers, daemons — so no process outlives its exec.
+ */
+function sweepStrays(): void {
+  if (commandsRan && ownCgroup !== null) killStrays(ownCgroup, liveGroups);
+  commandsRan = false;
+}
+
 const lineEncoder = new TextEncoder();
 
 /** Send one message to the kernel: one whole line on stdout, written before this returns. */
@@ -119,6 +135,7 @@ async function init(m: InitMsg): Promise<void> {
     journal.onEffect = () => execLog?.begun();
   }
   slots = CancelSlots.open(m.slots);
+  ownCgroup = m.cgroup ?? null;
   idleFlag = slots.flag(0);
   ev = new Evaluator({
     // Kernel sessions load the adapter catalog like every host (upstream loaded none).
@@ -161,23 +178,19 @@ async function init(m: InitMsg): Promise<void> {
           let pgid = 0;
           const onSpawn = (pid: number) => {
             pgid = pid;
+            liveGroups.add(pid);
+            commandsRan = true;
             opts.onSpawn?.(pid);
             if (task) post({ t: "child", task, pgid, live: true });
           };
           // Journal (issue 7): stdout beyond the capture cap spills into the content store.
           const spill = journal ? journal.spillOptions(opts) : {};
-          // Every command gets a cgroup where the host allows (its setsid escapers die with
-          // it) and nothing it leaves running outlives it (issue 16).
-          return spawnCapture({
-            killScope: "cgroup",
-            reapOnExit: true,
-            ...opts,
-            signal,
-            onSpawn,
-            ...spill,
-          }).then(
+          // Nothing a command leaves running in its group outlives it (issue 16); strays that
+          // left the group (setsid) go when the exec ends (`sweepStrays`).
+          return spawnCapture({ reapOnExit: true, ...opts, signal, onSpawn, ...spill }).then(
             (r) => journal ? journal.ingestSpill(r) : r,
           ).finally(() => {
+            liveGroups.delete(pgid);
             if (task && pgid) post({ t: "child", task, pgid, live: false });
           });
         },
@@ -317,6 +330,7 @@ async function runExec(m: ExecMsg): Promise<void> {
     done.journal = await journalFinish(journal, m, done, ev);
   }
   current = null;
+  sweepStrays();
   ev.setCancelFlag(idleFlag);
   sinkText = "";
   diagText = "";

@@ -11,7 +11,7 @@ import {
 import { RPC } from "../../lib/client/errors.ts";
 import type { KernelEvent } from "../../lib/client/protocol.ts";
 import { join } from "node:path";
-import { cgroupKillAvailable } from "../../lib/exec/mod.ts";
+import { cgroupKillAvailable, killStrays } from "../../lib/exec/mod.ts";
 import { startKernel } from "../../lib/kernel/server.ts";
 import { client, rpcError, spawnKernel, tempDir, waitFor, withKernel } from "./_helpers.ts";
 
@@ -205,6 +205,23 @@ Deno.test("a command's background children end with it (`sh { sleep 72 & }`)", a
     await waitFor(() => processesRunning(["sleep", "72.31"]).length === 0, 5000, "no leftover");
     c.close();
   });
+});
+
+Deno.test("a setsid escaper of a finished exec is swept when the exec ends", async (t) => {
+  if (!cgroupKillAvailable()) {
+    console.warn("SKIPPED: no writable cgroup v2 here; a setsid escaper cannot be reached");
+    return t.step({ name: "needs cgroup v2", ignore: true, fn: () => {} }).then(() => {});
+  }
+  await withKernel(async (k) => {
+    const c = await client(k.path);
+    await c.call("exec", { src: "sh { setsid sleep 73.31 > /dev/null 2>&1 & }" });
+    await waitFor(() => processesRunning(["sleep", "73.31"]).length === 0, 5000, "no escaper");
+    c.close();
+  });
+});
+
+Deno.test("killStrays never touches a cgroup that is not the caller's dedicated one", () => {
+  assertEquals(killStrays("/sys/fs/cgroup/not-ours", new Set()), 0);
 });
 
 Deno.test("kernel SIGTERM ends a child that ignores SIGTERM and SIGINT", async () => {

@@ -1,0 +1,89 @@
+/**
+ * Shared pieces of the kernel benchmarks (`kernel.ts`, `isolation.ts`): a bare echo server with
+ * the kernel's framing as the round-trip baseline, process start-up, timing and reporting.
+ *
+ *   deno run -A bench/_kernel_bench.ts --echo-server PATH   (started by startEchoServer)
+ *
+ * @module
+ */
+
+import { FrameReader, FrameWriter } from "../lib/client/framing.ts";
+
+/** `--echo-server PATH`: answer every request frame with `{id, result: params}`. */
+export async function echoServer(path: string): Promise<void> {
+  const listener = Deno.listen({ transport: "unix", path });
+  console.error("echo: ready");
+  for await (const conn of listener) {
+    (async () => {
+      const reader = new FrameReader(conn);
+      const writer = new FrameWriter(conn);
+      try {
+        for (let f = await reader.next(); f; f = await reader.next()) {
+          if (f.kind !== "line") continue;
+          const m = JSON.parse(f.text);
+          writer.send({ jsonrpc: "2.0", id: m.id, result: m.params ?? null }).catch(() => {});
+        }
+      } catch { /* peer gone */ }
+    })();
+  }
+}
+
+/** Start `deno ARGS`; resolves once its stderr shows `ready`. */
+export async function startProcess(args: string[], ready: string): Promise<Deno.ChildProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (!text.includes(ready)) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`process exited before ready: ${text}`);
+    text += value;
+  }
+  (async () => {
+    while (!(await reader.read()).done) { /* drain */ }
+  })();
+  return child;
+}
+
+/** Print one ratio line against its target. */
+export function line(label: string, ms: number, base: number, target: number): void {
+  const ratio = ms / base;
+  console.log(
+    `${label.padEnd(46)} ${(ms * 1000).toFixed(0).padStart(8)} µs  ${ratio.toFixed(2)}×  ` +
+      `(target ≤ ${target}: ${ratio <= target ? "met" : "MISSED"})`,
+  );
+}
+
+/** Per-call times (ms) of `n` sequential calls. */
+export async function times(n: number, fn: () => Promise<unknown>): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await fn();
+    out.push(performance.now() - t);
+  }
+  return out;
+}
+
+/** Median. */
+export function med(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+}
+
+/** The echo baseline as its own process on `path`. */
+export function startEchoServer(path: string): Promise<Deno.ChildProcess> {
+  return startProcess(
+    ["run", "-A", new URL(import.meta.url).pathname, "--echo-server", path],
+    "echo: ready",
+  );
+}
+
+if (import.meta.main) {
+  const i = Deno.args.indexOf("--echo-server");
+  if (i >= 0) await echoServer(Deno.args[i + 1]);
+}

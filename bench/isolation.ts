@@ -1,0 +1,110 @@
+/**
+ * Isolation benchmark (issue 16); every ratio is against a baseline measured in the same run.
+ *
+ *   deno run -A --unstable-worker-options bench/isolation.ts
+ *
+ * 1. `exec "1 + 2"` round trip with sessions as processes vs a bare echo server with the same
+ *    framing (target ≤ 4×), alternated in rounds so both see the same load.
+ * 2. Session start: attach + first `exec "1 + 2"` of a new session name (a process starts) vs
+ *    the same on an existing session.
+ * 3. Containment under load: `exec "1 + 2"` in one session while another grows to its heap
+ *    limit and dies, vs the same with the other session idle.
+ *
+ * @module
+ */
+
+import { join } from "node:path";
+import { KernelClient } from "../lib/client/client.ts";
+import { line, med, startEchoServer, startProcess, times } from "./_kernel_bench.ts";
+
+const HERE = new URL(".", import.meta.url).pathname;
+
+async function main(): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "shoal-bench-isolation-" });
+  const echoPath = join(dir, "echo.sock");
+  const kernelPath = join(dir, "k.sock");
+  const echo = await startEchoServer(echoPath);
+  const kernel = await startProcess(
+    [
+      "run",
+      "-A",
+      join(HERE, "../lib/kernel/cli.ts"),
+      "--socket",
+      kernelPath,
+      "--ephemeral",
+      "--no-journal",
+      "--session-memory",
+      "256",
+    ],
+    "shoal-kernel: ready",
+  );
+  try {
+    // 1. Round trip.
+    const e = await KernelClient.connect({ socket: echoPath });
+    const k = await KernelClient.connect({ socket: kernelPath, attach: { session: "bench" } });
+    await times(500, () => e.call("exec", { src: "1 + 2" }));
+    await times(500, () => k.call("exec", { src: "1 + 2" }));
+    const echoT: number[] = [];
+    const execT: number[] = [];
+    for (let r = 0; r < 10; r++) {
+      echoT.push(...await times(200, () => e.call("exec", { src: "1 + 2" })));
+      execT.push(...await times(200, () => k.call("exec", { src: "1 + 2" })));
+    }
+    const echoMs = med(echoT);
+    console.log(`echo server round trip: ${(echoMs * 1000).toFixed(0)} µs`);
+    line("exec `1 + 2` (session process) vs echo", med(execT), echoMs, 4);
+
+    // 2. Session start.
+    const fresh: number[] = [];
+    const warm: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      let t = performance.now();
+      const c = await KernelClient.connect({ socket: kernelPath, attach: { session: `s${i}` } });
+      await c.call("exec", { src: "1 + 2" });
+      fresh.push(performance.now() - t);
+      c.close();
+      t = performance.now();
+      const w = await KernelClient.connect({ socket: kernelPath, attach: { session: "bench" } });
+      await w.call("exec", { src: "1 + 2" });
+      warm.push(performance.now() - t);
+      w.close();
+    }
+    console.log(
+      `session start (attach + first exec): new session ${med(fresh).toFixed(1)} ms, ` +
+        `existing session ${med(warm).toFixed(1)} ms`,
+    );
+
+    // 3. Containment under load.
+    const idle = await times(300, () => k.call("exec", { src: "1 + 2" }));
+    const hog = await KernelClient.connect({ socket: kernelPath, attach: { session: "hog" } });
+    const hogDone = hog.call("exec", {
+      src: 'let xs = (0..40000000).map(x => {a: x, b: "s"}); xs.len()',
+    }).catch((err) => err);
+    let finished = false;
+    void hogDone.then(() => (finished = true));
+    const busy: number[] = [];
+    while (!finished) busy.push(...await times(20, () => k.call("exec", { src: "1 + 2" })));
+    const err = await hogDone;
+    console.log(
+      `a neighbour hit its heap limit: ${String(err?.message ?? err).slice(0, 60)}…`,
+    );
+    const p99 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.99)];
+    console.log(
+      `exec "1 + 2" while a neighbour grows to 256 MiB and dies: median ` +
+        `${(med(busy) * 1000).toFixed(0)} µs, p99 ${(p99(busy) * 1000).toFixed(0)} µs ` +
+        `(${busy.length} execs) vs idle median ${(med(idle) * 1000).toFixed(0)} µs, ` +
+        `p99 ${(p99(idle) * 1000).toFixed(0)} µs: ${(med(busy) / med(idle)).toFixed(2)}×`,
+    );
+    hog.close();
+    e.close();
+    k.close();
+  } finally {
+    kernel.kill("SIGTERM");
+    await kernel.status;
+    echo.kill("SIGTERM");
+    await echo.status;
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+if (import.meta.main) await main();
