@@ -9,9 +9,10 @@
  * same name (`which`). Also the price Reef adds to an unconstrained head inside a project
  * (scope check, then the same PATH lookup).
  *
- * Adapters (target ≤ 1.3×): `git status` through its adapter vs `^git status
- * --porcelain=v2` raw — measured in the section at the end, which belongs to the adapters
- * half of issue 18 (branch i18-adapters).
+ * Adapters (target ≤ 1.3×): `git status` through its adapter (words bound, the pinned
+ * `--porcelain=v2 -z` spawned, the output parsed into a table) vs `^git status
+ * --porcelain=v2` raw through the same evaluator — the section at the end (the adapters half
+ * of issue 18).
  *
  * @module
  */
@@ -19,6 +20,8 @@
 import { join } from "node:path";
 import { DEFAULT_PATH, which } from "../lib/exec/mod.ts";
 import { type ReefContext, resolveCommand, resolveTool } from "../lib/reef/mod.ts";
+import { Evaluator } from "../lib/eval/mod.ts";
+import { TableV } from "../lib/value/types.ts";
 
 /** µs per call of `n` sequential awaited calls. */
 async function batch(n: number, fn: () => unknown): Promise<number> {
@@ -90,7 +93,7 @@ try {
   const PATH = Deno.env.get("PATH") ?? DEFAULT_PATH;
   const env = { PATH, HOME: join(root, "home"), XDG_RUNTIME_DIR: join(root, "run") };
   const ctx: ReefContext = { cwd, env, policy: "script" };
-  const locked = await resolveTool("sh", { ...ctx, policy: "interactive" });
+  await resolveTool("sh", { ...ctx, policy: "interactive" }); // resolves and writes the lock
   // Files and directories older than the racy window (see lib/reef/watched.ts), as real ones are.
   const old = new Date(Date.now() - 60_000);
   for (
@@ -137,6 +140,36 @@ try {
 }
 
 // ---- Adapters (i18-adapters) ---------------------------------------------------------------
-// `git status` through its adapter vs `^git status --porcelain=v2` raw, target ≤ 1.3×. The
-// adapters engineer adds this measurement here when the adapter catalog lands.
-console.log("adapters: git status through its adapter — measured once i18-adapters lands");
+// `git status` through its adapter (bind the words, spawn `git status --porcelain=v2 -z` with
+// the adapter's pinned environment, parse the table) vs `^git status --porcelain=v2` raw (the
+// same spawn path, stdout kept as bytes), both through one evaluator in a repository with a
+// modified, a renamed, an untracked and a unicode-named file. Target ≤ 1.3×.
+{
+  const repo = Deno.realPathSync(Deno.makeTempDirSync({ prefix: "shoal-bench-adapters-" }));
+  try {
+    const ev = new Evaluator({ cwd: repo, adapters: true, env: Deno.env.toObject() });
+    await ev.evalSource(
+      "^git init -q -b main; ^git config user.email b@example.org; ^git config user.name bench",
+    );
+    for (let i = 0; i < 40; i++) Deno.writeTextFileSync(join(repo, `f${i}.txt`), `${i}\n`);
+    Deno.writeTextFileSync(join(repo, "sp ace.txt"), "s\n");
+    await ev.evalSource('^git add -A; ^git commit -q -m "base"');
+    for (let i = 0; i < 10; i++) Deno.writeTextFileSync(join(repo, `f${i}.txt`), "changed\n");
+    await ev.evalSource('^git mv "sp ace.txt" "renamed é.txt"');
+    Deno.writeTextFileSync(join(repo, "ünï new.txt"), "n\n");
+    const adapted = ev.parse("(git status).out");
+    const raw = ev.parse("(^git status --porcelain=v2).out");
+    const t = await ev.evalProgram(adapted);
+    if (!(t instanceof TableV) || t.rows.length !== 12) {
+      throw new Error("git status is not the table");
+    }
+    console.log("\nadapters: one evaluator, a repository with 12 changed entries, interleaved");
+    row(
+      "git status (adapter: bind, spawn, parse the table)",
+      await compare(10, 9, () => ev.evalProgram(raw), () => ev.evalProgram(adapted)),
+      1.3,
+    );
+  } finally {
+    Deno.removeSync(repo, { recursive: true });
+  }
+}

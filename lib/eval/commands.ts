@@ -30,6 +30,7 @@ import { builtinOutcome, cmdFailed, valueBytes } from "./outcome.ts";
 import { BUILTIN_HEADS, type CmdArgs, getBuiltin } from "./builtins/registry.ts";
 import { nearest } from "./errors.ts";
 import { journaledWrite } from "./journal_port.ts";
+import { adapterFor, runAdapted, runAdaptedBlock } from "./adapters/run.ts";
 import { resolveHead } from "./resolve_head.ts";
 import { readFlags } from "./builtins/flags.ts";
 import { helpText } from "./builtins/help.ts";
@@ -170,7 +171,7 @@ function externalArgv(ev: Evaluator, args: CmdArg[], sc: Scope): MaybePromise<Ar
 }
 
 /** Resolve a redirect target against the session cwd. */
-function redirectPath(ev: Evaluator, v: Value, span: Span): string {
+export function redirectPath(ev: Evaluator, v: Value, span: Span): string {
   let p: string;
   if (typeof v === "string") p = v;
   else if (v instanceof PathV) p = v.path;
@@ -241,6 +242,11 @@ export function runCmd(
       });
     }
     if (head.endsWith(".shl")) return ev.runScriptCommand(cmd, sc);
+    // (7) An adapted head, unless `^`-forced (subsystems §7).
+    const adapter = adapterFor(ev, cmd);
+    if (adapter !== undefined) {
+      return runAdapted(ev, adapter, cmd, extra.length ? [...cmd.args, ...extra] : cmd.args, sc);
+    }
   } else if (head.endsWith(".shl") || ev.hooks.runsAsScript?.(ev, head)) {
     return ev.runScriptCommand(cmd, sc);
   }
@@ -410,7 +416,7 @@ export async function spawnOutcome(
   } catch (e) {
     if (e instanceof ShoalError) throw e;
     if (isExecError(e, "not_found")) {
-      const cands = [...BUILTIN_HEADS, ...ev.callableNames(sc)];
+      const cands = [...BUILTIN_HEADS, ...ev.adapters().heads(), ...ev.callableNames(sc)];
       const near = nearest(head, cands);
       throw fail(
         "not_found",
@@ -499,6 +505,10 @@ export function runLangBlock(
   stdin: Uint8Array | null,
   stmtPos = false,
 ): Promise<OutcomeV> {
+  const adapter = ev.adapters().get(e.lang);
+  if (adapter?.class === "interpreter") {
+    return runAdaptedBlock(ev, adapter, e.src, stdin, e.span, sc);
+  }
   const argv = langArgv(e.lang, e.src);
   let input: StdinSpec | undefined = stdin ?? undefined;
   if (argv === null) {
@@ -551,6 +561,8 @@ export function feedInto(
       span,
     );
   }
+  const adapter = adapterFor(ev, cmd);
+  if (adapter !== undefined) return runAdapted(ev, adapter, cmd, cmd.args, sc, bytes);
   const head = cmd.headKind === "path" ? expandTilde(ev, cmd.head) : cmd.head;
   return then(
     externalArgv(ev, cmd.args, sc),

@@ -43,6 +43,8 @@ import { constrains, reefLayer } from "./resolve_head.ts";
 import { isNamespaceName, namespaceMember } from "./namespaces/mod.ts";
 import "./builtins/core.ts";
 import { checkTaskCancelled, runInTask, TaskControl } from "./tasks.ts";
+import type { AdapterCatalog } from "./adapters/catalog.ts";
+import { type AdapterSource, resolveCatalog } from "./adapters/host.ts";
 
 /** Hooks other subsystems install (streams, channels, modules, scripts, CAS). */
 export interface EvalHooks {
@@ -88,10 +90,16 @@ export interface EvaluatorOptions {
   cancel?: Int32Array;
   /** REPL mode: `it`/`out` are bound after each evaluation. */
   repl?: boolean;
-  /** `with reef:` layers in force (a child evaluator inherits its parent's), innermost last. */
-  reef?: RecordV[];
   /** The resolved configuration the `config` namespace shows (§13.2; hosts inject it). */
   config?: RecordV | null;
+  /**
+   * Adapters (subsystems §7): `true` loads, on first use, the bundled catalog, the config's
+   * `adapters.dirs` and `SHOAL_ADAPTER_PATH`; a catalog (or a function giving one) is used as
+   * is; absent or `false`: none (plain externals, as the conformance corpus runs).
+   */
+  adapters?: AdapterSource;
+  /** `with reef:` layers in force (a child evaluator inherits its parent's), innermost last. */
+  reef?: RecordV[];
   /**
    * The host's state directory (kernel `--state-dir`, the CLI's default): `rm`'s trash lives
    * in `<stateDir>/trash`, surviving reboots. Null or absent: a private temp directory.
@@ -169,6 +177,8 @@ export class Evaluator implements Interp {
   private cancelPoll: ReturnType<typeof setInterval> | null = null;
   private readonly cache = new WeakMap<object, CE>();
   private outs: Value[] = [];
+  private readonly adapterSource: AdapterSource;
+  private adapterCatalog: AdapterCatalog | null = null;
 
   constructor(opts: EvaluatorOptions = {}) {
     this.ports = defaultPorts(opts.ports);
@@ -176,8 +186,9 @@ export class Evaluator implements Interp {
     this.envMap = new EnvMap(Object.entries(opts.env ?? Deno.env.toObject()));
     this.cancelFlag = opts.cancel ?? null;
     this.repl = opts.repl ?? false;
-    if (opts.reef) this.reefOverrides.push(...opts.reef);
     this.configSnapshot = opts.config ?? null;
+    this.adapterSource = opts.adapters ?? false;
+    if (opts.reef) this.reefOverrides.push(...opts.reef);
     this.stateDir = opts.stateDir ?? null;
     this.root = new Scope(null);
     if (this.repl) {
@@ -207,6 +218,11 @@ export class Evaluator implements Interp {
   /** The session environment (mutable: `env.X =`, `with env:`). */
   env(): Map<string, string> {
     return this.envMap;
+  }
+
+  /** The session's adapter catalog (built on first use; empty when the host loads none). */
+  adapters(): AdapterCatalog {
+    return this.adapterCatalog ??= resolveCatalog(this.adapterSource, this, this.ports.stderr);
   }
 
   /**
@@ -271,8 +287,9 @@ export class Evaluator implements Interp {
       env: Object.fromEntries(this.envMap),
       ports: this.ports,
       cancel: this.cancelFlag ?? undefined,
-      reef: [...this.reefOverrides],
+      adapters: () => this.adapters(),
       config: this.configSnapshot,
+      reef: [...this.reefOverrides],
       stateDir: this.stateDir,
     };
   }
@@ -412,6 +429,7 @@ export class Evaluator implements Interp {
   isCommandName(name: string): boolean {
     if (getBuiltin(name) !== undefined) return true;
     if (name.includes("/") || name.includes(".")) return false;
+    if (this.adapters().get(name) !== undefined) return true;
     return which(name, this.envMap.get("PATH"), this.cwdPath) !== null || constrains(this, name);
   }
 

@@ -15,12 +15,13 @@
 
 import { createHash } from "node:crypto";
 import { Evaluator } from "../eval/mod.ts";
+import { hasAdaptedValue } from "../eval/adapters/mod.ts";
 import { toErrorValue } from "../eval/errors.ts";
 import { outcomeOut as deriveOut } from "../eval/outcome.ts";
 import { ParseError } from "../syntax/mod.ts";
 import { BytesV, type ErrorV, OutcomeV, TableV, typeName, type Value } from "../value/types.ts";
 import { fail } from "../value/errors.ts";
-import { displayTop } from "../value/render.ts";
+import { displayTop, renderBlock } from "../value/render.ts";
 import { joinPath, pageAt, pagedRender } from "./paged_render.ts";
 import { elide, elisionCount, HARD_CAP, resolveBudget, uriWithPath } from "../value/elide.ts";
 import { parsePath, SelectError, selectPath, sliceValue } from "../value/select.ts";
@@ -185,6 +186,8 @@ async function init(m: InitMsg): Promise<void> {
   ownCgroup = m.cgroup ?? null;
   idleFlag = slots.flag(0);
   ev = new Evaluator({
+    // Kernel sessions load the adapter catalog like every host (upstream loaded none).
+    adapters: true,
     cancel: idleFlag,
     cwd: m.cwd,
     env: m.env,
@@ -194,7 +197,9 @@ async function init(m: InitMsg): Promise<void> {
     ports: {
       sink: (v) => {
         // A command's statement value shows what a terminal would: its output text.
-        const text = v instanceof OutcomeV ? lossy.decode(v.stdout) : displayTop(v) + "\n";
+        const text = v instanceof OutcomeV && !hasAdaptedValue(v)
+          ? lossy.decode(v.stdout)
+          : (hasAdaptedValue(v) ? renderBlock(v, 80) : displayTop(v)) + "\n";
         sinkText = appendBounded(sinkText, text === "" || text.endsWith("\n") ? text : text + "\n");
       },
       stderr: (text) => {

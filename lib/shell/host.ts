@@ -41,6 +41,8 @@ export interface HostOptions {
 /** An evaluator for the CLI, seeded from the configuration. */
 export async function hostEvaluator(o: HostOptions): Promise<Evaluator> {
   const ev = new Evaluator({
+    // The adapter catalog (issue 18): `git status` and friends as tables.
+    adapters: true,
     repl: o.repl,
     cwd: o.cwd,
     env: { ...o.env, ...o.config.env },

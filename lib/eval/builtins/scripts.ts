@@ -32,6 +32,7 @@ import type { Scope } from "../scope.ts";
 import { Ctl } from "../ctl.ts";
 import { type Evaluator, type EvaluatorOptions, installHooks } from "../evaluator.ts";
 import { spawnOutcome, wordValue } from "../commands.ts";
+import { runAdaptedValues } from "../adapters/run.ts";
 import { at } from "../expressions.ts";
 import { compileBody } from "../statements.ts";
 import { registerBuiltin, registerCallForm } from "./registry.ts";
@@ -235,7 +236,11 @@ export function runTarget(
     ...prefix,
     ...args.map((a) => at(span, () => toArgv(a))),
   ];
-  if (!script) return spawnOutcome(ev, argvOf([text]), {}, null, sc, span);
+  if (!script) {
+    // An adapted head runs through its adapter (subsystems §7).
+    return runAdaptedValues(ev, text, args, sc, span) ??
+      spawnOutcome(ev, argvOf([text]), {}, null, sc, span);
+  }
   const spec = ext === null ? undefined : table.get(ext);
   if (
     spec?.tool === SELF || (ext === null && (!exists(fs, abs) || isShoalFile(fs, abs)))

@@ -14,7 +14,7 @@ export const dec = new TextDecoder();
 export const enc = new TextEncoder();
 
 /** Run `fn` with a fresh temp dir (canonical path) that is removed afterwards. */
-export async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
+export async function withTempDir<T>(fn: (dir: string) => T | Promise<T>): Promise<T> {
   const dir = Deno.realPathSync(await Deno.makeTempDir({ prefix: "shoal-cmd-test-" }));
   try {
     return await fn(dir);
