@@ -30,7 +30,7 @@ import { builtinOutcome, cmdFailed, valueBytes } from "./outcome.ts";
 import { BUILTIN_HEADS, type CmdArgs, getBuiltin } from "./builtins/registry.ts";
 import { nearest } from "./errors.ts";
 import { journaledWrite } from "./journal_port.ts";
-import { adapterFor, runAdapted, runAdaptedBlock } from "./adapters/run.ts";
+import { adapterAccepts, adapterFor, runAdapted, runAdaptedBlock } from "./adapters/run.ts";
 import { resolveHead } from "./resolve_head.ts";
 import { readFlags } from "./builtins/flags.ts";
 import { helpText } from "./builtins/help.ts";
@@ -245,7 +245,11 @@ export function runCmd(
     // (7) An adapted head, unless `^`-forced (subsystems §7).
     const adapter = adapterFor(ev, cmd);
     if (adapter !== undefined) {
-      return runAdapted(ev, adapter, cmd, extra.length ? [...cmd.args, ...extra] : cmd.args, sc);
+      if (adapterAccepts(ev, adapter, cmd)) {
+        return runAdapted(ev, adapter, cmd, extra.length ? [...cmd.args, ...extra] : cmd.args, sc);
+      }
+      // A flag the adapter does not know: the plain tool, by its adapter's binary.
+      return runExternal(ev, { ...cmd, head: adapter.bin }, extra, sc, stmtPos);
     }
   } else if (head.endsWith(".shl") || ev.hooks.runsAsScript?.(ev, head)) {
     return ev.runScriptCommand(cmd, sc);
@@ -562,8 +566,14 @@ export function feedInto(
     );
   }
   const adapter = adapterFor(ev, cmd);
-  if (adapter !== undefined) return runAdapted(ev, adapter, cmd, cmd.args, sc, bytes);
-  const head = cmd.headKind === "path" ? expandTilde(ev, cmd.head) : cmd.head;
+  if (adapter !== undefined && adapterAccepts(ev, adapter, cmd)) {
+    return runAdapted(ev, adapter, cmd, cmd.args, sc, bytes);
+  }
+  const head = adapter !== undefined
+    ? adapter.bin
+    : cmd.headKind === "path"
+    ? expandTilde(ev, cmd.head)
+    : cmd.head;
   return then(
     externalArgv(ev, cmd.args, sc),
     (rest) => spawnOutcome(ev, [head, ...rest], { stdin: bytes }, cmd, sc, cmd.span),

@@ -111,6 +111,13 @@ function forward(t: Token): Piece[] {
   }
 }
 
+/**
+ * A flag the adapter does not declare. The command then runs as the plain tool (its own text
+ * output) rather than failing: agents type `git log --oneline`, and a format flag is exactly
+ * what an adapter cannot parse anyway (`adapterAccepts`).
+ */
+export class UnknownAdapterFlag extends ShoalError {}
+
 class Binder {
   readonly argv: Piece[] = [];
   readonly values = new Map<string, BoundValue[]>();
@@ -128,11 +135,12 @@ class Binder {
     const near = nearest(spelling, known);
     const head = this.call.label.split(" ")[0];
     const raw = `run the tool's own CLI with ^${head} …`;
-    return argError(
+    const e = argError(
       `${this.label()} has no flag \`${spelling}\``,
       near === null ? raw : `did you mean \`${near}\`? (or ${raw})`,
       span,
     );
+    return new UnknownAdapterFlag(e.err);
   }
 
   /** Validate `v` for `name`, record it, and forward it unless consumed. */

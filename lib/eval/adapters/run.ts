@@ -19,7 +19,7 @@ import type { EffectInfo } from "../journal_port.ts";
 import { redirectPath, spawnOutcome, wordValue } from "../commands.ts";
 import { at, headCmd } from "../expressions.ts";
 import { fail } from "../../value/errors.ts";
-import { bindCall, type BoundCall, type Piece } from "./bind.ts";
+import { bindCall, type BoundCall, type Piece, UnknownAdapterFlag } from "./bind.ts";
 import { instantiateEffects, UNKNOWN } from "./effects.ts";
 import { evalTokens, staticTokens, valueTokens } from "./tokens.ts";
 import { ParseFailure, parseOutput } from "./parsers/mod.ts";
@@ -34,6 +34,26 @@ export function adapterFor(ev: Evaluator, cmd: CmdExpr): AdapterSpec | undefined
   if (cmd.forced || cmd.headKind !== "word") return undefined;
   if (cmd.redirects.some((r) => r.op !== "<")) return undefined;
   return ev.adapters().get(cmd.head);
+}
+
+/**
+ * Whether `spec` takes the flags `cmd` spells in its source. A command with a flag its adapter
+ * does not declare runs as the plain tool instead (a note goes to stderr): `git log --oneline`
+ * gives git's own text, as it would in bash, rather than an `arg_error`. Values of declared
+ * flags are still checked when the call binds.
+ */
+export function adapterAccepts(ev: Evaluator, spec: AdapterSpec, cmd: CmdExpr): boolean {
+  try {
+    bindCall(spec, staticTokens(cmd.args, ev.cwd(), ev.env().get("HOME") ?? "/"), cmd.span);
+    return true;
+  } catch (e) {
+    if (!(e instanceof UnknownAdapterFlag)) return true; // the real binding reports it
+    ev.ports.stderr(
+      `shoal: ${e.err.msg} (the adapter's flags: \`help ${cmd.head}\`); ran plain ` +
+        `${cmd.head} and kept its text output\n`,
+    );
+    return false;
+  }
 }
 
 /** The effects one bound call declares (plus the spawn of its binary). */
@@ -54,7 +74,13 @@ export function declaredEffects(ev: Evaluator, cmd: CmdExpr): EffectInfo[] | nul
   const spec = adapterFor(ev, cmd);
   if (spec === undefined) return null;
   const tokens = staticTokens(cmd.args, ev.cwd(), ev.env().get("HOME") ?? "/");
-  return callEffects(ev, bindCall(spec, tokens, cmd.span));
+  try {
+    return callEffects(ev, bindCall(spec, tokens, cmd.span));
+  } catch (e) {
+    // It runs as the plain tool (`adapterAccepts`): an unknown external, so opaque.
+    if (e instanceof UnknownAdapterFlag) return null;
+    throw e;
+  }
 }
 
 /** Expand glob pieces in place (zero matches: no words and the usual lint). */

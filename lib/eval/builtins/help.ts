@@ -7,6 +7,7 @@
  * @module
  */
 
+import { adapterHelp } from "../adapters/help.ts";
 import { fail } from "../../value/errors.ts";
 import { TYPE_NAMES } from "../../syntax/parse_pattern.ts";
 import type { TypeName } from "../../value/types.ts";
@@ -139,12 +140,17 @@ registerBuiltin(
     "the Shoal primer; or a command, namespace, type or method (help ls, help json, help str)",
     {
       structured: true,
-      run(_ctx, args) {
+      run(ctx, args) {
         if (args.pos.length > 1 || args.flags.size > 0) {
           throw fail("arg_error", "help takes at most one topic", "e.g. help str", args.span);
         }
         const v = args.pos[0];
         const topic = v === undefined ? null : typeof v === "string" ? v : String(v);
+        // An adapted tool (`help git`) is a topic of this session's catalog.
+        const adapted = topic === null || getBuiltin(topic)
+          ? undefined
+          : ctx.ev.adapters().get(topic);
+        if (adapted !== undefined) return adapterHelp(adapted);
         return helpText(topic);
       },
     },
