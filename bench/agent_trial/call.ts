@@ -121,6 +121,12 @@ async function main(args: string[]): Promise<void> {
       const server = serverArg(a1);
       const task = taskById(a2 ?? "") ?? fail(`unknown task ${a2}`);
       const dirs = trialDirs(server);
+      // A task laid out for a hub that is not running would be laid in the wrong workspace.
+      try {
+        Deno.statSync(join(dirs.dir, "hub.sock"));
+      } catch {
+        fail(`no trial hub for ${server} in ${dirs.dir}: run \`call.ts start ${server}\` first`);
+      }
       await task.setup(dirs.ws);
       await Deno.writeTextFile(join(dirs.dir, "state.json"), JSON.stringify({ task: task.id }));
       console.log(task.prompt);

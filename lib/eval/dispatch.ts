@@ -102,11 +102,40 @@ export function knownMethods(t: TypeName): string[] {
   return out;
 }
 
+/**
+ * Names other languages give the same thing (an agent's first guess), and the Shoal method to
+ * use instead — checked before spelling distance, which cannot see that `drop` is `skip`.
+ */
+const SYNONYMS: Record<string, string> = {
+  drop: "skip",
+  tail: "last",
+  head: "first",
+  filter_map: "map",
+  includes: "contains",
+  has: "contains",
+  startsWith: "starts_with",
+  endsWith: "ends_with",
+  toUpperCase: "upper",
+  toLowerCase: "lower",
+  uppercase: "upper",
+  lowercase: "lower",
+  strip: "trim",
+  keys_list: "keys",
+  unique: "uniq",
+  distinct: "uniq",
+  reversed: "reverse",
+  order_by: "sort_by",
+  select: "where",
+  sum_by: "map",
+};
+
 /** The did-you-mean hint for an unknown method (language §15). */
 export function methodHint(t: TypeName, name: string): string | null {
   const known = knownMethods(t);
   const has = (m: string) => known.includes(m);
   if ((name === "length" || name === "size") && has("len")) return "did you mean .len()?";
+  const same = own.call(SYNONYMS, name) ? SYNONYMS[name] : undefined;
+  if (same !== undefined && has(same)) return `did you mean .${same}()?`;
   if (name === "push" && (t === "list" || t === "table")) {
     return "shoal values are immutable — build a new list with `list + [item]`";
   }

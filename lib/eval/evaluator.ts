@@ -33,7 +33,7 @@ import { defaultPorts, type Ports } from "./ports.ts";
 import { at, type CE, compileExpr, type CS, headCmd, NO_NAMED } from "./expressions.ts";
 import { compileBlock, compileBody } from "./statements.ts";
 import { callValue } from "./calls.ts";
-import { relativeTo } from "./dispatch.ts";
+import { callMethod, relativeTo } from "./dispatch.ts";
 import { callAlias, feedInto, runCmd, valuesToWords, wordValue } from "./commands.ts";
 import { expandGlob } from "./glob.ts";
 import { BUILTIN_HEADS, CALL_FORMS, type CallForm, getBuiltin } from "./builtins/registry.ts";
@@ -484,9 +484,8 @@ export class Evaluator implements Interp {
 
   /** `ns.member(args)`. */
   namespaceCall(ns: string, member: string, args: MethodArgs): MaybePromise<Value> {
-    if (ns === "env") {
-      throw fail("field_missing", `unknown method \`env.${member}\``, null, args.span);
-    }
+    // `env.keys()`, `env.where(…)`: the environment as a record (what `env` alone is).
+    if (ns === "env") return callMethod(this, new RecordV(new Map(this.envMap)), member, args);
     return namespaceMember(this, ns, member, args);
   }
 

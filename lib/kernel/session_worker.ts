@@ -19,7 +19,16 @@ import { hasAdaptedValue } from "../eval/adapters/mod.ts";
 import { toErrorValue } from "../eval/errors.ts";
 import { outcomeOut as deriveOut } from "../eval/outcome.ts";
 import { ParseError } from "../syntax/mod.ts";
-import { BytesV, type ErrorV, OutcomeV, TableV, typeName, type Value } from "../value/types.ts";
+import {
+  BytesV,
+  type ErrorV,
+  ListV,
+  OutcomeV,
+  RecordV,
+  TableV,
+  typeName,
+  type Value,
+} from "../value/types.ts";
 import { fail } from "../value/errors.ts";
 import { displayTop, renderBlock } from "../value/render.ts";
 import { joinPath, pageAt, pagedRender } from "./paged_render.ts";
@@ -196,10 +205,16 @@ async function init(m: InitMsg): Promise<void> {
     stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
-        // A command's statement value shows what a terminal would: its output text.
-        const text = v instanceof OutcomeV && !hasAdaptedValue(v)
+        // A command's statement value shows what a terminal would: its output text; a list,
+        // record or table (a builtin's, like `rm` or `ls` on the way, or a plain value) as
+        // the block the final value would get, not one long inline line.
+        const shown = v instanceof OutcomeV && v.pid === 0 && v.parsed !== undefined ? v.parsed : v;
+        const text = hasAdaptedValue(v) || shown instanceof ListV ||
+            shown instanceof RecordV || shown instanceof TableV
+          ? renderBlock(shown, 80, { cwd: ev.cwd() }) + "\n"
+          : v instanceof OutcomeV
           ? lossy.decode(v.stdout)
-          : (hasAdaptedValue(v) ? renderBlock(v, 80) : displayTop(v)) + "\n";
+          : displayTop(v) + "\n";
         sinkText = appendBounded(sinkText, text === "" || text.endsWith("\n") ? text : text + "\n");
       },
       stderr: (text) => {

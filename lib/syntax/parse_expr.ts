@@ -334,7 +334,8 @@ function parseArgs(p: Parser, method: string | null): Arg[] {
       if (method === "feed" && args.length === 0 && atCommandHead(p)) {
         const value = commandChain(p);
         args.push({ value, span: [value.span[0], value.span[1]] });
-      } else if (t.k === "Dot") {
+      } else if (t.k === "Dot" || (t.k === "Bang" && p.lx.ch(t.e) === 46)) {
+        // `.x …` or `!.x …`: an implicit item lambda.
         const value = implicitLambda(p);
         args.push({ value, span: [value.span[0], value.span[1]] });
       } else if (t.k === "Ident" && namedArgColon(p, t.e)) {
@@ -362,14 +363,20 @@ function namedArgColon(p: Parser, e: number): boolean {
   return p.lx.ch(r) === 58 && p.lx.ch(r + 1) !== 58;
 }
 
-/** `.size > 1mb` as an argument → `__item => __item.size > 1mb`. */
+/**
+ * `.size > 1mb` as an argument → `__item => __item.size > 1mb`. Every leading `.` of the same
+ * argument is the item too: `.where(.ok && !.name.starts_with("_"))`.
+ */
 function implicitLambda(p: Parser): LambdaExpr {
   const dot = p.peek().s;
-  const seed: Expr = { kind: "Ident", name: "__item", span: [dot, dot] };
+  const outer = p.implicitItem;
   p.pushScope();
   try {
     p.bindValue("__item");
-    const body = binaryTail(p, parsePostfix(p, seed), 0);
+    p.implicitItem = "__item";
+    // Binary operators only (as before): the argument's leading `.x` is a primary (parsePrimary
+    // seeds it with the item), so `!.ok` and `.a && !.b` parse the same way.
+    const body = binaryTail(p, parseUnary(p, false), 0);
     return {
       kind: "Lambda",
       params: [{ name: "__item", span: [dot, dot] }],
@@ -379,6 +386,7 @@ function implicitLambda(p: Parser): LambdaExpr {
       span: [dot, body.span[1]],
     };
   } finally {
+    p.implicitItem = outer;
     p.popScope();
   }
 }
@@ -430,12 +438,14 @@ function parsePrimary(p: Parser, fresh: boolean): Expr {
     case "LBrace":
       return recordOrBlock(p);
     case "Dot":
+      // Within an implicit item lambda, `.x` is the same item (parsePostfix takes `.x`).
+      if (p.implicitItem !== null) return { kind: "Ident", name: p.implicitItem, span: [t.s, t.s] };
       throw p.fail(
         "a leading `.` has no receiver here",
         t.s,
         t.e,
-        "an implicit item lambda (.field) works only as a call argument: xs.map(.name); " +
-          "otherwise name the receiver",
+        "an implicit item lambda (.field) works only as a whole call argument: " +
+          "xs.where(.a && !.b); elsewhere name the item with a lambda: xs.map(x => {v: x.a})",
       );
     case "Pipe":
       throw p.fail("shoal has no pipe operator", t.s, t.e, PIPE_HINT);

@@ -116,6 +116,11 @@ export class Parser {
   readonly commandStmts = new WeakSet<Stmt>();
   /** Lexical scopes, innermost last. */
   scopes: Map<string, Binding>[];
+  /**
+   * Inside an implicit item lambda (`.where(.a && !.b)`): the item's name, which every
+   * further leading `.` of that argument refers to; null elsewhere.
+   */
+  implicitItem: string | null = null;
 
   private cache: [Token | null, Token | null] = [null, null];
   private cachePos: [number, number] = [-1, -1];

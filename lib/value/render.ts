@@ -369,6 +369,8 @@ export interface BlockOptions {
 
 const DEFAULT_MAX_ROWS = 50;
 const DEFAULT_MAX_CHARS = 65536;
+/** A list item or record field on a line of its own is cut only past this many widths. */
+const LINE_WIDTHS = 8;
 const DEFAULT_STDERR_LINES = 10;
 const MIN_COL = 3;
 /** Bytes of text scanned to count the lines of a cut text (beyond it the count is unknown). */
@@ -522,7 +524,9 @@ function renderRecordBlock(r: RecordV, width: number, o: Opts): string {
   const kw = Math.min(Math.max(...keys.map(cpLen)), 30);
   const lines = keys.map((k, i) => {
     const key = fitCell(k, kw, false);
-    return `${key}: ${renderInlineBounded(vals[i], Math.max(width - kw - 2, 8), o.cwd)}`;
+    return `${key}: ${
+      renderInlineBounded(vals[i], Math.max(width * LINE_WIDTHS - kw - 2, 8), o.cwd)
+    }`;
   });
   if (r.fields.size > keys.length) {
     const left = r.fields.size - keys.length;
@@ -547,7 +551,11 @@ function renderListBlock(items: readonly Value[], width: number, o: Opts): strin
   if (cpLen(inline) <= width) return inline;
   const shown = Math.min(items.length, o.maxRows);
   const lines: string[] = [];
-  for (let i = 0; i < shown; i++) lines.push(renderInlineBounded(items[i], width, o.cwd));
+  // An item is its own line, cut only far past the width: a terminal wraps it, and a reader of
+  // text (an agent) must not lose the end of a log line to an 80-column cut.
+  for (let i = 0; i < shown; i++) {
+    lines.push(renderInlineBounded(items[i], width * LINE_WIDTHS, o.cwd));
+  }
   if (items.length > shown) {
     const left = items.length - shown;
     lines.push(o.more({ unit: "items", path: o.path, shown, left, next: shown }));

@@ -69,6 +69,22 @@ async function fixture(dir: string): Promise<void> {
   await Deno.writeTextFile(join(dir, "src", "util.ts"), "export const x = 1\n");
   await Deno.writeTextFile(join(dir, "a.txt"), "a\n");
   await Deno.writeTextFile(join(dir, "big.bin"), "x".repeat(3000));
+  // A repository with history, for the git examples.
+  const git = (...args: string[]) =>
+    new Deno.Command("git", {
+      args,
+      cwd: dir,
+      env: {
+        GIT_AUTHOR_NAME: "P",
+        GIT_AUTHOR_EMAIL: "p@example.com",
+        GIT_COMMITTER_NAME: "P",
+        GIT_COMMITTER_EMAIL: "p@example.com",
+      },
+      stdout: "null",
+      stderr: "null",
+    }).output();
+  await git("init", "-q");
+  for (const m of ["first", "second"]) await git("commit", "-q", "--allow-empty", "-m", m);
 }
 
 Deno.test("the primer stays within its size budget (it is the MCP server instructions)", async () => {

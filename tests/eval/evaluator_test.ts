@@ -255,3 +255,20 @@ Deno.test("assigning an undeclared or let-bound name says how to declare it", as
   }
   assert.equal(await run("var n = 1; n = n + 1; n"), "2");
 });
+
+Deno.test("agent-shaped code: composed item lambdas, synonyms, env as a record", async () => {
+  // Every leading `.` of an implicit item lambda is the same item.
+  assert.equal(
+    await run('["xa", "ya b", "za"].where(.contains("a") && !.contains("b"))'),
+    '["xa", "za"]',
+  );
+  assert.equal(await run('[{n: "a", ok: true}, {n: "b", ok: false}].where(!.ok).map(.n)'), '["b"]');
+  // …but a `.` outside one (inside a record literal argument) still has no receiver.
+  await assert.rejects(() => run("[{a: 1}].map({x: .a})"), /leading `\.` has no receiver/);
+  // A method name from another language points at Shoal's.
+  const e = await code("[1, 2, 3].drop(1)");
+  assert.match(e.err.hint ?? "", /did you mean \.skip\(\)\?/);
+  // `env.METHOD()` is the record method on the environment.
+  const ev = new Evaluator({ cwd: tmp(), env: { SHOAL_T_A: "1", SHOAL_T_B: "2", OTHER: "3" } });
+  assert.equal(await run('env.keys().where(.starts_with("SHOAL_T_")).len()', ev), "2");
+});

@@ -401,3 +401,9 @@ Deno.test("renderBlock: paths under cwd are shown relative to it", () => {
     "x     /s/t/1-x",
   );
 });
+
+Deno.test("renderBlock: a list item on its own line is not cut at the width", () => {
+  const long = "x".repeat(150);
+  const out = renderBlock(new ListV([1, long, "short"]), 80);
+  ok(out.split("\n").some((l) => l.includes(long)), out);
+});
