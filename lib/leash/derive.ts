@@ -626,6 +626,15 @@ export class Walk {
       void pos;
       return this.script(this.pathOf(known(c.head)), "run");
     }
+    // An adapted command declares what it does (issue 18).
+    if (c.headKind === "word" && !c.forced) {
+      const declared = this.host.adapterEffects?.(extra.length ? { ...c, args } : c, this.cwd);
+      if (declared) {
+        for (const e of declared) this.add(e);
+        this.rev("unknown");
+        return NOT_PATH;
+      }
+    }
     const { pos } = this.words(args, sc);
     return this.builtinOrExternal(c.head, c.headKind, pos, new Set(), sc, c.span);
   }
@@ -712,14 +721,10 @@ export class Walk {
       const a: BuiltinArgs = { pos, flags, walk: this, scope: sc };
       return f(a);
     }
-    // An adapter declares its effects (issue 18); anything else is an unknown external.
+    // An unknown external (adapted commands are planned in `cmd`).
     const argv0 = headKind === "path" ? this.pathOf(known(head)) ?? head : head;
-    const declared = this.host.adapterEffects?.(head, pos.map((p) => this.textOf(p)));
     this.add({ kind: "proc_spawn", bin_hash: "", argv0 });
-    if (declared) {
-      for (const e of declared) this.add(e);
-      this.rev("unknown");
-    } else this.add({ kind: "opaque" });
+    this.add({ kind: "opaque" });
     return NOT_PATH;
   }
 

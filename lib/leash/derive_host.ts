@@ -11,6 +11,8 @@ import { GlobV, PathV, type Value } from "../value/types.ts";
 import type { Evaluator } from "../eval/evaluator.ts";
 import { getBuiltin } from "../eval/builtins/registry.ts";
 import type { Effect } from "./effects.ts";
+import type { CmdExpr } from "../syntax/ast.ts";
+import { declaredEffects } from "../eval/adapters/mod.ts";
 
 /** Glob matches kept per glob; a glob matching more is planned as its pattern. */
 export const MAX_GLOB_MATCHES = 4096;
@@ -38,10 +40,11 @@ export interface DeriveHost {
   /** `cd -` target. */
   oldPwd(): string | null;
   /**
-   * An adapter's declared effects for `head args…` (issue 18), or null when `head` is no
-   * adapter: then it is an unknown external and plans as `opaque`.
+   * The declared effects of an adapted command (issue 18) — its binary's spawn first — with
+   * paths resolved against `cwd` (where the program will be; null: unknown), or null when the
+   * command does not run through an adapter: then it is an unknown external (`opaque`).
    */
-  adapterEffects?(head: string, args: (string | null)[]): Effect[] | null;
+  adapterEffects?(cmd: CmdExpr, cwd: string | null): Effect[] | null;
 }
 
 /** A {@link DeriveHost} over a live evaluator. */
@@ -79,6 +82,14 @@ export function evaluatorHost(ev: Evaluator): DeriveHost {
       }
     },
     oldPwd: () => ev.oldPwd,
+    adapterEffects(cmd, cwd) {
+      if (cwd === null) return null;
+      try {
+        return declaredEffects(ev, cmd, cwd) as Effect[] | null;
+      } catch {
+        return null; // a call its adapter refuses never spawns: nothing more to plan
+      }
+    },
   };
 }
 
@@ -106,7 +117,9 @@ export function trackingHost(host: DeriveHost): { host: DeriveHost; volatile: ()
       readScript: mark((p: string) => host.readScript(p)),
       oldPwd: mark(() => host.oldPwd()),
       ...(host.adapterEffects
-        ? { adapterEffects: mark((h: string, a: (string | null)[]) => host.adapterEffects!(h, a)) }
+        ? {
+          adapterEffects: mark((c: CmdExpr, cwd: string | null) => host.adapterEffects!(c, cwd)),
+        }
         : {}),
     },
     volatile: () => volatile,

@@ -159,3 +159,34 @@ Deno.test("derivation is linear and bounded", () => {
   assertEquals((d.effects[0] as { paths: string[] }).paths.length, 2000);
   assert(performance.now() - t0 < 5000);
 });
+
+Deno.test("adapted commands plan with their declared effects, against the cwd they run in", () => {
+  const a = new Evaluator({
+    cwd: dir,
+    env: { HOME, PATH: Deno.env.get("PATH") ?? "" },
+    adapters: true,
+  });
+  const plan = (src: string) => deriveEffects(a.parse(src), evaluatorHost(a));
+  const st = plan("git status");
+  assertEquals(st.effects.find((e) => e.kind === "proc_spawn"), {
+    kind: "proc_spawn",
+    bin_hash: "",
+    argv0: "git",
+  });
+  assert(!st.effects.some((e) => e.kind === "opaque"), JSON.stringify(st.effects));
+  assert(
+    st.effects.some((e) => e.kind === "fs_read" && e.paths.includes(dir)),
+    JSON.stringify(st.effects),
+  );
+  // After a `cd`, the declared paths are where the command will run.
+  Deno.mkdirSync(join(dir, "sub"), { recursive: true });
+  const moved = plan("cd sub; git status");
+  assert(
+    moved.effects.some((e) => e.kind === "fs_read" && e.paths.includes(join(dir, "sub"))),
+    JSON.stringify(moved.effects),
+  );
+  // A flag the adapter does not know runs the plain tool: an unknown external again.
+  assert(plan("git log --oneline").effects.some((e) => e.kind === "opaque"));
+  // ^git is the plain tool too.
+  assert(plan("^git status").effects.some((e) => e.kind === "opaque"));
+});

@@ -57,25 +57,30 @@ export function adapterAccepts(ev: Evaluator, spec: AdapterSpec, cmd: CmdExpr): 
 }
 
 /** The effects one bound call declares (plus the spawn of its binary). */
-function callEffects(ev: Evaluator, b: BoundCall): EffectInfo[] {
+function callEffects(ev: Evaluator, b: BoundCall, cwd = ev.cwd()): EffectInfo[] {
   const home = ev.env().get("HOME") ?? "/";
   const switches = new Set<string>();
   for (const [name, p] of b.call.params ?? []) if (p.base === "bool") switches.add(name);
-  const declared = instantiateEffects(b.effects, b.values, { cwd: ev.cwd(), home }, switches);
+  const declared = instantiateEffects(b.effects, b.values, { cwd, home }, switches);
   return [{ kind: "proc_spawn", bin_hash: "", argv0: b.spec.bin }, ...declared];
 }
 
 /**
- * The effects an adapted command would have, from its source alone — for plans (Leash).
+ * The effects an adapted command would have, from its source alone — for plans (Leash), with
+ * paths against `cwd` (where the program will be when it runs; default the session's now).
  * Null when the command does not dispatch to an adapter (the caller derives `opaque`).
  * Throws the `arg_error` the call would fail with before spawning.
  */
-export function declaredEffects(ev: Evaluator, cmd: CmdExpr): EffectInfo[] | null {
+export function declaredEffects(
+  ev: Evaluator,
+  cmd: CmdExpr,
+  cwd: string = ev.cwd(),
+): EffectInfo[] | null {
   const spec = adapterFor(ev, cmd);
   if (spec === undefined) return null;
-  const tokens = staticTokens(cmd.args, ev.cwd(), ev.env().get("HOME") ?? "/");
+  const tokens = staticTokens(cmd.args, cwd, ev.env().get("HOME") ?? "/");
   try {
-    return callEffects(ev, bindCall(spec, tokens, cmd.span));
+    return callEffects(ev, bindCall(spec, tokens, cmd.span), cwd);
   } catch (e) {
     // It runs as the plain tool (`adapterAccepts`): an unknown external, so opaque.
     if (e instanceof UnknownAdapterFlag) return null;
