@@ -120,6 +120,8 @@ let ownCgroup: string | null = null;
 const REPORT_CHILD_AFTER_MS = 25;
 /** Process groups of commands running now (spawned tasks' among them). */
 const liveGroups = new Set<number>();
+/** Whether the running exec's client is a terminal (renders keep to its width then). */
+let execTty = false;
 /** Whether the running exec started any command (no sweep is needed otherwise). */
 let commandsRan = false;
 
@@ -211,7 +213,7 @@ async function init(m: InitMsg): Promise<void> {
         const shown = v instanceof OutcomeV && v.pid === 0 && v.parsed !== undefined ? v.parsed : v;
         const text = hasAdaptedValue(v) || shown instanceof ListV ||
             shown instanceof RecordV || shown instanceof TableV
-          ? renderBlock(shown, 80, { cwd: ev.cwd() }) + "\n"
+          ? renderBlock(shown, 80, { cwd: ev.cwd(), wholeLastColumn: !execTty }) + "\n"
           : v instanceof OutcomeV
           ? lossy.decode(v.stdout)
           : displayTop(v) + "\n";
@@ -402,6 +404,7 @@ function errorData(err: ErrorV, ref: string, uri: string): Record<string, unknow
 
 async function runExec(m: ExecMsg): Promise<void> {
   const flag = slots.flag(m.slot);
+  execTty = m.tty;
   // Local flags (no shared mapping) are reset here; a shared slot was reset by the kernel.
   if (!slots.shared) Atomics.store(flag, 0, 0);
   current = { task: m.task, flag, abort: new AbortController() };

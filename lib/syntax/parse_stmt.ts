@@ -67,6 +67,11 @@ export function stmtList(p: Parser, inBlock: boolean): Stmt[] {
     if (st.kind === "ExprStmt" && st.expr.kind === "Ident") {
       const n = st.expr.name;
       hint = `\`${n}\` is a variable here; to run the command \`${n}\` write ^${n} …`;
+    } else if (st.kind === "Let" && st.value.kind === "Ident") {
+      // `let f = ls dir`: the value is an expression, so a command in it needs ( ).
+      hint =
+        `a command used as a value goes in ( ): \`${st.mutable ? "var" : "let"} ${st.name} = ` +
+        `(${st.value.name} …)\``;
     }
     throw p.fail("expected newline or `;` between statements", q, q + 1, hint);
   }

@@ -365,6 +365,12 @@ export interface BlockOptions {
   stderrLines?: number;
   /** The line that ends a cut value (default: `… 9950 more rows`, `… 12 more lines (3kb)`). */
   more?: (cut: Cut) => string;
+  /**
+   * A table's last column is shown whole, past the width (the other columns fit around at most
+   * its first 20 characters). For readers of text that never wrap (agents): a log subject or a
+   * command line is usually the column they came for. Default false (a terminal's width holds).
+   */
+  wholeLastColumn?: boolean;
 }
 
 const DEFAULT_MAX_ROWS = 50;
@@ -373,6 +379,8 @@ const DEFAULT_MAX_CHARS = 65536;
 const LINE_WIDTHS = 8;
 const DEFAULT_STDERR_LINES = 10;
 const MIN_COL = 3;
+/** Characters of a whole last column the other columns make room for. */
+const WHOLE_LAST_FIT = 20;
 /** Bytes of text scanned to count the lines of a cut text (beyond it the count is unknown). */
 const LINE_SCAN = 1 << 20;
 
@@ -384,6 +392,7 @@ interface Opts {
   stderrLines: number;
   more: (cut: Cut) => string;
   path: string;
+  wholeLastColumn: boolean;
 }
 
 /** `1,234,567`. */
@@ -466,7 +475,7 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
     const line = cols.map((c, i) => {
       const v = f.get(c) ?? null;
       if (v !== null && !isNumeric(v)) numeric[i] = false;
-      const t = cellText(v, width, o.cwd);
+      const t = cellText(v, o.wholeLastColumn ? width * LINE_WIDTHS : width, o.cwd);
       widths[i] = Math.max(widths[i], cpLen(t));
       return t;
     });
@@ -481,6 +490,9 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
   }
   ncols = Math.max(ncols, 1);
   widths.length = ncols;
+  // A whole last column: the others fit around its first 20 characters, and it is never cut.
+  const whole = o.wholeLastColumn && ncols === cols.length && ncols > 1 ? widths[ncols - 1] : null;
+  if (whole !== null) widths[ncols - 1] = Math.min(whole, WHOLE_LAST_FIT);
   const total = () => widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
   let excess = total() - width;
   while (excess > 0) {
@@ -497,6 +509,7 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
     widths[wi] -= cut;
     excess -= cut;
   }
+  if (whole !== null) widths[ncols - 1] = Math.max(widths[ncols - 1], whole);
   // Numeric columns (headers included) are right-aligned so digits line up.
   const fmt = (texts: string[]) =>
     texts.slice(0, ncols).map((t, i) => fitCell(t, widths[i], numeric[i])).join("  ").trimEnd();
@@ -743,5 +756,6 @@ export function renderBlock(v: Value, width = 80, opts: BlockOptions = {}): stri
     stderrLines: opts.stderrLines ?? DEFAULT_STDERR_LINES,
     more: opts.more ?? moreLine,
     path: "",
+    wholeLastColumn: opts.wholeLastColumn ?? false,
   });
 }

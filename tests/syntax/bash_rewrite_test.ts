@@ -310,3 +310,14 @@ Deno.test("fuzz: on random shell-shaped sources every rewrite offered parses", (
   }
   assert(offered > 100, `only ${offered} rewrites offered`);
 });
+
+Deno.test("a command written as a let value gets the ( ) it needs", () => {
+  assertEquals(rewrites("let f = ls t13/media"), [
+    { form: "native", src: "let f = (ls t13/media)" },
+  ]);
+  assertEquals(rewrites("var g = git log -n 2; 1"), [
+    { form: "native", src: "var g = (git log -n 2); 1" },
+  ]);
+  const r = tryParse("let f = ls t13/media");
+  assert(!r.ok && /goes in \( \)/.test(r.error.hint ?? ""), JSON.stringify(r));
+});

@@ -407,3 +407,12 @@ Deno.test("renderBlock: a list item on its own line is not cut at the width", ()
   const out = renderBlock(new ListV([1, long, "short"]), 80);
   ok(out.split("\n").some((l) => l.includes(long)), out);
 });
+
+Deno.test("renderBlock: wholeLastColumn keeps a table's last column whole past the width", () => {
+  const subject = "Fix the off-by-one in the lexer that broke every other line of the corpus";
+  const rows = new ListV([
+    new RecordV(new Map<string, Value>([["hash", "c".repeat(40)], ["subject", subject]])),
+  ]);
+  ok(!renderBlock(rows, 80).includes(subject));
+  ok(renderBlock(rows, 80, { wholeLastColumn: true }).includes(subject));
+});

@@ -128,8 +128,9 @@ export const EXEC_TOOLS: ToolDef[] = [{
     "tables aligned, command output as printed, a failed command's exit status and stderr, " +
     "big output cut with its size and the shoal_get call that reads on. Structured: {ref " +
     '("out:N"), value, render}. Parse and runtime errors are isError results with the fix. ' +
-    "Still running after timeout_ms (default {budget}): {task}, finish with shoal_wait; " +
-    "background:true returns {task} at once.",
+    "Still running after timeout_ms (default {budget}; a known long job: timeout_ms up to " +
+    "55000 waits in one call): {task}, finish with shoal_wait; background:true returns {task} " +
+    "at once.",
   input: ExecIn,
   outputSchema: objectOut({ ...inlineProps, ...handleProps, ...planProps }, [], {
     anyOf: [{ required: ["ref", "value"] }, { required: ["task"] }, { required: ["plan_ref"] }],

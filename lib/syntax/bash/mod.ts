@@ -96,6 +96,10 @@ function fixOne(src: string, e: ParseError, form: Rewrite["form"], ctx: Ctx): Fi
   const rest = src.slice(start, start + 4096);
   const shellStmt = inCommand ? bashMsg : SHELL_HEADS.test(rest) && shellCompound(rest);
   if (shellStmt) return statementFix(src, start, e, form, ctx);
+  // `let f = ls dir` (not shell syntax, the commonest slip after it): the command in ( ).
+  if (/^expected newline or `;` between statements/.test(e.msg)) {
+    return form === "native" ? letCommandFix(src, stmt) : null;
+  }
   if (!bashMsg) return null;
   // The shell bit sits inside a Shoal expression: `let n = ls | wc -l`, `let x = $(…)`.
   if (/no pipe operator/.test(e.msg)) return pipeFix(src, stmt, e.span[0], form);
@@ -127,6 +131,17 @@ function statementFix(
 }
 
 const LET_PREFIX = /^(let|var)\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*/;
+
+/** `let NAME = HEAD words…` on one line → `let NAME = (HEAD words…)`; null otherwise. */
+function letCommandFix(src: string, stmt: number): Fix | null {
+  const m = LET_PREFIX.exec(src.slice(stmt));
+  if (m === null) return null;
+  const vs = stmt + m[0].length;
+  const end = Math.min(statementEnd(src, vs), lineEnd(src, vs));
+  const value = src.slice(vs, end).trimEnd();
+  if (value === "" || value.startsWith("(")) return null;
+  return { start: vs, end: vs + value.length, text: `(${value})` };
+}
 
 /** `VALUE | filters` where VALUE is Shoal (`ls`, `(git log)`, `xs`): one method chain. */
 function pipeFix(src: string, stmt: number, pipe: number, form: Rewrite["form"]): Fix | null {
