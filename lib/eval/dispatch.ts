@@ -308,10 +308,24 @@ export function fieldOrMethod(
     return methodFallback(ev, v, name, span, `datetime has no field \`${name}\``);
   }
   if (v instanceof GlobV && name === "pattern") return v.pattern;
+  // A table's `rows` (its records) and its columns, as value.get paths name them.
+  if (v instanceof TableV) {
+    const col = tableField(v, name);
+    if (col !== undefined) return col;
+  }
   if (v instanceof DurationV && Object.hasOwn(DURATION_FIELDS, name)) {
     return ev.relativeTime(v, name === "ago", span);
   }
   return methodFallback(ev, v, name, span, null);
+}
+
+/** `t.rows` (the records) or `t.COLUMN` (that column's cells, null where a row lacks it). */
+export function tableField(t: TableV, name: string): Value | undefined {
+  if (t.rows.some((r) => r.fields.has(name))) {
+    return new ListV(t.rows.map((r) => r.fields.get(name) ?? null));
+  }
+  if (name === "rows") return new ListV(t.rows);
+  return undefined;
 }
 
 function methodFallback(

@@ -34,6 +34,7 @@ import {
   RegexV,
   SizeV,
   StreamV,
+  TableV,
   TimeV,
   typeName,
   type Value,
@@ -519,7 +520,11 @@ export function indexValue(v: Value, i: Value, span: Span): Value {
     }
     return f ?? null;
   }
-  throw fail("type_error", `cannot index ${typeName(v)} with ${typeName(i)}`, null, span);
+  // A table is not indexed itself (corpus-pinned); its rows and columns are.
+  const hint = v instanceof TableV
+    ? (isInt(i) ? `index its rows: t.rows[${i}]` : "a column is t.NAME; its rows are t.rows")
+    : null;
+  throw fail("type_error", `cannot index ${typeName(v)} with ${typeName(i)}`, hint, span);
 }
 
 function compileIndex(ev: Evaluator, e: IndexExpr): CE {

@@ -550,6 +550,30 @@ function renderRecordBlock(r: RecordV, width: number, o: Opts): string {
   return lines.join("\n");
 }
 
+/** An item whose inline form hides what it holds (an outcome's output, a table's rows). */
+function wantsBlock(v: Value): boolean {
+  if (typeof v === "string") return v.includes("\n");
+  if (v === null || typeof v !== "object") return false;
+  if (v.t === "outcome" || v.t === "table") return true;
+  return v.t === "list" && v.items.length > 0 && v.items.every((x) => x instanceof RecordV);
+}
+
+/** A list of mixed results as numbered sections: `[i] value`, or `[i]` and an indented block. */
+function renderSections(items: readonly Value[], width: number, o: Opts): string {
+  const shown = Math.min(items.length, o.maxRows);
+  const lines: string[] = [];
+  for (let i = 0; i < shown; i++) {
+    const b = block(items[i], Math.max(width - 2, 20), { ...o, path: `${o.path}[${i}]` });
+    if (!b.includes("\n")) lines.push(`[${i}] ${b}`);
+    else lines.push(`[${i}]`, ...b.split("\n").map((l) => (l === "" ? l : "  " + l)));
+  }
+  if (items.length > shown) {
+    const left = items.length - shown;
+    lines.push(o.more({ unit: "items", path: o.path, shown, left, next: shown }));
+  }
+  return lines.join("\n");
+}
+
 function renderListBlock(items: readonly Value[], width: number, o: Opts): string {
   if (items.length === 0) return "[]";
   let allRecords = true;
@@ -560,6 +584,8 @@ function renderListBlock(items: readonly Value[], width: number, o: Opts): strin
     }
   }
   if (allRecords) return renderTable(items, width, o);
+  // `[n, (ls), (git log)]` — several results asked for in one go: each its own block.
+  if (items.slice(0, o.maxRows).some(wantsBlock)) return renderSections(items, width, o);
   const inline = renderInlineBounded(new ListV(items as Value[]), width + 1, o.cwd);
   if (cpLen(inline) <= width) return inline;
   const shown = Math.min(items.length, o.maxRows);

@@ -272,3 +272,11 @@ Deno.test("agent-shaped code: composed item lambdas, synonyms, env as a record",
   const ev = new Evaluator({ cwd: tmp(), env: { SHOAL_T_A: "1", SHOAL_T_B: "2", OTHER: "3" } });
   assert.equal(await run('env.keys().where(.starts_with("SHOAL_T_")).len()', ev), "2");
 });
+
+Deno.test("tables: .rows and .COLUMN; indexing the table itself says how", async () => {
+  const t = 'let t = csv.parse("a,b\\n1,2\\n3,4")\n';
+  assert.equal(await run(t + "[t.rows[1].a, t.a, t.rows.len()]"), '["3", ["1", "3"], 2]');
+  const e = await code(t + "t[1]"); // corpus-pinned type_error, now with the way out
+  assert.equal(e.err.code, "type_error");
+  assert.match(e.err.hint ?? "", /t\.rows\[1\]/);
+});

@@ -321,3 +321,9 @@ Deno.test("a command written as a let value gets the ( ) it needs", () => {
   const r = tryParse("let f = ls t13/media");
   assert(!r.ok && /goes in \( \)/.test(r.error.hint ?? ""), JSON.stringify(r));
 });
+
+Deno.test("a command written where a value goes (list, argument, record) gets ( )", () => {
+  assertEquals(rewrites("[1, ls t11/scratch]"), [{ form: "native", src: "[1, (ls t11/scratch)]" }]);
+  assertEquals(rewrites("f(1, git log -n 2)"), [{ form: "native", src: "f(1, (git log -n 2))" }]);
+  assertEquals(rewrites("{a: ls t11}"), [{ form: "native", src: "{a: (ls t11)}" }]);
+});

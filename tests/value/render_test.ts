@@ -416,3 +416,9 @@ Deno.test("renderBlock: wholeLastColumn keeps a table's last column whole past t
   ok(!renderBlock(rows, 80).includes(subject));
   ok(renderBlock(rows, 80, { wholeLastColumn: true }).includes(subject));
 });
+
+Deno.test("renderBlock: a list of mixed results shows each as its own numbered block", () => {
+  const t = new TableV([new RecordV(new Map<string, Value>([["name", "a.txt"]]))]);
+  const out = renderBlock(new ListV([1, t, "x\ny"]), 80);
+  eq(out.split("\n"), ["[0] 1", "[1]", "  name", "  ─────", "  a.txt", "[2]", "  x", "  y"]);
+});

@@ -96,9 +96,10 @@ function fixOne(src: string, e: ParseError, form: Rewrite["form"], ctx: Ctx): Fi
   const rest = src.slice(start, start + 4096);
   const shellStmt = inCommand ? bashMsg : SHELL_HEADS.test(rest) && shellCompound(rest);
   if (shellStmt) return statementFix(src, start, e, form, ctx);
-  // `let f = ls dir` (not shell syntax, the commonest slip after it): the command in ( ).
-  if (/^expected newline or `;` between statements/.test(e.msg)) {
-    return form === "native" ? letCommandFix(src, stmt) : null;
+  // `let f = ls dir`, `[n, ls dir]` (not shell syntax, the commonest slip after it): a command
+  // used as a value, which needs ( ).
+  if (COMMAND_AS_VALUE.test(e.msg)) {
+    return form === "native" ? commandValueFix(src, stmt, e.span[0]) : null;
   }
   if (!bashMsg) return null;
   // The shell bit sits inside a Shoal expression: `let n = ls | wc -l`, `let x = $(…)`.
@@ -132,15 +133,34 @@ function statementFix(
 
 const LET_PREFIX = /^(let|var)\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*/;
 
-/** `let NAME = HEAD words…` on one line → `let NAME = (HEAD words…)`; null otherwise. */
-function letCommandFix(src: string, stmt: number): Fix | null {
-  const m = LET_PREFIX.exec(src.slice(stmt));
-  if (m === null) return null;
-  const vs = stmt + m[0].length;
-  const end = Math.min(statementEnd(src, vs), lineEnd(src, vs));
-  const value = src.slice(vs, end).trimEnd();
-  if (value === "" || value.startsWith("(")) return null;
-  return { start: vs, end: vs + value.length, text: `(${value})` };
+/** Errors a command written where a value goes ends in: the words after its head. */
+const COMMAND_AS_VALUE =
+  /^expected newline or `;` between statements|^expected `,` or `[\])}]` in the (list|argument list|record)/;
+
+/**
+ * `HEAD words…` where a value goes (a `let` value, a list item, an argument, a record field)
+ * → `(HEAD words…)`: the word before the error is the head, the element runs to the next
+ * `,` `]` `)` `}` `;` or newline. Null when the shape is not that.
+ */
+function commandValueFix(src: string, stmt: number, at: number): Fix | null {
+  let h = at;
+  while (h > stmt && /\s/.test(src[h - 1])) h--;
+  const headEnd = h;
+  while (h > stmt && /[A-Za-z0-9_.-]/.test(src[h - 1])) h--;
+  const head = src.slice(h, headEnd);
+  if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(head) || headEnd === at) return null;
+  let end = at;
+  let depth = 0;
+  for (; end < src.length; end++) {
+    const c = src[end];
+    if (c === "(" || c === "[" || c === "{") depth++;
+    else if (c === ")" || c === "]" || c === "}") {
+      if (depth === 0) break;
+      depth--;
+    } else if (depth === 0 && (c === "," || c === ";" || c === "\n")) break;
+  }
+  const value = src.slice(h, end).trimEnd();
+  return { start: h, end: h + value.length, text: `(${value})` };
 }
 
 /** `VALUE | filters` where VALUE is Shoal (`ls`, `(git log)`, `xs`): one method chain. */
