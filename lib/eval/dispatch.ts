@@ -278,7 +278,8 @@ function hasOwnTable(recv: Value, name: string): boolean {
 }
 
 function fieldError(v: Value, name: string, span: Span | null): Error {
-  return fail("field_missing", `${typeName(v)} has no field \`${name}\``, null, span);
+  const t = typeName(v);
+  return fail("field_missing", `${t} has no field \`${name}\``, closestMethods(t, name), span);
 }
 
 /**

@@ -280,3 +280,21 @@ Deno.test("tables: .rows and .COLUMN; indexing the table itself says how", async
   assert.equal(e.err.code, "type_error");
   assert.match(e.err.hint ?? "", /t\.rows\[1\]/);
 });
+
+Deno.test("glob values: paths with .type, spread into path-taking builtins", async () => {
+  const d = tmp();
+  for (const f of ["a.tmp", "b.tmp", "c.txt"]) Deno.writeTextFileSync(`${d}/${f}`, "x");
+  Deno.mkdirSync(`${d}/sub`);
+  const ev = new Evaluator({ cwd: d });
+  assert.equal(
+    await run('glob("*").where(.type == "file").map(.name).sort()', ev),
+    '["a.tmp", "b.tmp", "c.txt"]',
+  );
+  assert.equal(await run('glob("*").where(.type == "dir").map(.name)', ev), '["sub"]');
+  // `rm (g)` expands the glob value as the same word would; a list of paths is spread too.
+  await run('let g = glob("*.tmp"); rm --permanent (g)', ev);
+  assert.equal(await run('glob("*").map(.name).sort()', ev), '["c.txt", "sub"]');
+  // A missing field names what the type does have.
+  const e = await code('path("c.txt").typ', ev);
+  assert.match(e.err.hint ?? "", /path has .*\.type/);
+});

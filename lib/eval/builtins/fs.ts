@@ -19,6 +19,7 @@ import {
   BytesV,
   DateTimeV,
   DurationV,
+  GlobV,
   isInt,
   ListV,
   PathV,
@@ -58,9 +59,24 @@ registerMethods("path", PATH_METHODS);
 
 const LOSSY = new TextDecoder("utf-8", { ignoreBOM: true });
 
+/**
+ * The positional values as path values: a glob value is expanded now and a list spread
+ * (`rm (glob("*.tmp"))`, `cat (files)`), as the same words would be; anything else as it is.
+ */
+function spreadPaths(ctx: BuiltinCtx, args: CmdArgs): Value[] {
+  if (!args.pos.some((v) => v instanceof GlobV || v instanceof ListV)) return args.pos;
+  const out: Value[] = [];
+  for (const v of args.pos) {
+    if (v instanceof GlobV) out.push(...ctx.ev.expandGlob(v, args.span));
+    else if (v instanceof ListV) out.push(...v.items);
+    else out.push(v);
+  }
+  return out;
+}
+
 /** The positional values as absolute paths (type_error for non-path values). */
 function absArgs(ctx: BuiltinCtx, head: string, args: CmdArgs): string[] {
-  return args.pos.map((v) => absPath(ctx.ev.cwd(), pathText(v, head, args.span)));
+  return spreadPaths(ctx, args).map((v) => absPath(ctx.ev.cwd(), pathText(v, head, args.span)));
 }
 
 /** A `custom` filesystem failure «verb path: reason» (never a JS exception). */
@@ -605,7 +621,7 @@ registerBuiltin(
         let paths = absArgs(ctx, "rm", args);
         // Never the root, `.` or `..` (checked on the words as written: resolving them first
         // would turn `sub/..` into the directory itself).
-        args.pos.forEach((v, i) => {
+        spreadPaths(ctx, args).forEach((v, i) => {
           const text = pathText(v, "rm", args.span).replace(/\/+$/, "");
           const last = text.slice(text.lastIndexOf("/") + 1);
           if (paths[i] === "/" || text === "" || last === "." || last === "..") {

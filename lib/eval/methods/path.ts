@@ -207,6 +207,18 @@ export const PATH_METHODS: MethodTable = {
     "true for a regular file",
     pure("is_file", (p, ip) => statTest(ip, p, (i) => i.isFile)),
   ),
+  type: doc(
+    ".type -> str | null",
+    'what is there, as ls says it: "file", "dir", "symlink" or "other"; null for nothing',
+    pure("type", (p, ip) => {
+      try {
+        const i = fsOf(ip).lstat(absPath(ip.cwd(), p));
+        return i.isSymlink ? "symlink" : i.isDirectory ? "dir" : i.isFile ? "file" : "other";
+      } catch {
+        return null;
+      }
+    }),
+  ),
   size: doc(
     ".size -> size",
     "the file's size (1.2kb)",
