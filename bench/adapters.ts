@@ -93,7 +93,7 @@ try {
   const PATH = Deno.env.get("PATH") ?? DEFAULT_PATH;
   const env = { PATH, HOME: join(root, "home"), XDG_RUNTIME_DIR: join(root, "run") };
   const ctx: ReefContext = { cwd, env, policy: "script" };
-  await resolveTool("sh", { ...ctx, policy: "interactive" }); // resolves and writes the lock
+  const locked = await resolveTool("sh", { ...ctx, policy: "interactive" }); // writes the lock
   // Files and directories older than the racy window (see lib/reef/watched.ts), as real ones are.
   const old = new Date(Date.now() - 60_000);
   for (

@@ -11,3 +11,4 @@ export * from "./discovery.ts";
 export * from "./envelope.ts";
 export * from "./socket_trust.ts";
 export * from "./client.ts";
+export * from "./autostart.ts";

@@ -7,6 +7,7 @@
  * @module
  */
 
+import { quotaExceeded } from "./quota_error.ts";
 import { RPC, RpcError } from "../client/errors.ts";
 import type { SessionHost } from "./session_host.ts";
 
@@ -68,16 +69,14 @@ export class PtyRegistry {
     return n;
   }
 
-  /** Take a number for a PTY about to open. Throws `-32023` over the principal's quota. */
+  /** Take a number for a PTY about to open. Throws `-32040` over the principal's quota. */
   reserve(session: SessionHost, principal: string, cmd: string): PtyEntry {
     const open = this.countOf(principal);
     if (open >= this.limit) {
-      throw new RpcError(
-        RPC.PTY_SPAWN_FAILED,
-        `${principal} already has ${open} open PTYs (the limit is ${this.limit}); close one ` +
-          `with pty.close (pty.list shows them) before opening another`,
-        { cmd, reason: "quota", limit: this.limit, open },
-      );
+      throw quotaExceeded("ptys", principal, open, this.limit, {
+        why: `${principal} already has ${open} open PTYs (the limit)`,
+        data: { cmd },
+      });
     }
     const id = this.#next++;
     const e: PtyEntry = {

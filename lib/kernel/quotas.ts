@@ -11,7 +11,7 @@
  * @module
  */
 
-import { RPC, RpcError } from "../client/errors.ts";
+import { quotaExceeded } from "./quota_error.ts";
 import { RING_SIZE } from "./event_bus.ts";
 import { MAX_PTYS_PER_PRINCIPAL } from "./pty_registry.ts";
 import { MAX_PLANS_PER_PRINCIPAL } from "../leash/mod.ts";
@@ -88,14 +88,7 @@ export class Quotas {
   check(principal: string, quota: Quota, n = 1): void {
     const used = this.used(principal, quota);
     const limit = this.limits[quota];
-    if (used + n <= limit) return;
-    throw new RpcError(
-      RPC.QUOTA_EXCEEDED,
-      `${principal} has reached its ${quota} quota (${used} of ${limit}${
-        n === 1 ? "" : `, asking for ${n} more`
-      }); ${HINTS[quota]}`,
-      { quota, limit, used, principal },
-    );
+    if (used + n > limit) throw quotaExceeded(quota, principal, used, limit, { n });
   }
 
   /** Take `n` of `quota` for `principal` (throws QUOTA_EXCEEDED); release it when done. */
@@ -135,13 +128,3 @@ export class Quotas {
     }
   }
 }
-
-const HINTS: Record<Quota, string> = {
-  sessions: "attach to one of your sessions instead of creating another",
-  tasks: "await or cancel some tasks before starting more",
-  subscriptions: "unsubscribe from channels you no longer read",
-  event_bytes: "publish smaller payloads (a path or an out:N ref) or fewer events",
-  memory_mb: "close a session or ask for smaller session heaps",
-  plans: "apply, decline or let some plans expire first",
-  ptys: "close PTYs you no longer use",
-};

@@ -13,7 +13,7 @@ import {
   RPC,
   RpcError,
 } from "../client/mod.ts";
-import { ensureKernel } from "./autostart.ts";
+import { ensureKernel } from "../client/autostart.ts";
 import type { McpConfig } from "./config.ts";
 
 /** The kernel could not be reached (answered as JSON-RPC -32603, D-26). */

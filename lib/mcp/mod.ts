@@ -6,7 +6,6 @@
 
 export { mcpMain, SERVER_INFO } from "./server.ts";
 export { DEFAULT_BUDGET_MS, MCP_USAGE, type McpConfig, parseMcpArgs } from "./config.ts";
-export { ensureKernel, kernelAnswers, kernelCommand } from "./autostart.ts";
 export { ROOTS, TEMPLATES } from "./resources.ts";
 export { TOOLS } from "./tools/mod.ts";
 export { parseShoalUri, percentDecode, subscribableChannel } from "./uri.ts";

@@ -13,7 +13,7 @@
  */
 
 import { KernelClient, type KernelEvent, RPC, RpcError, socketPath } from "../client/mod.ts";
-import { ensureKernel } from "../mcp/autostart.ts";
+import { ensureKernel } from "../client/autostart.ts";
 import type { ShoalConfig } from "../config/mod.ts";
 import { cliConfig } from "./batch.ts";
 import { formatDiagnostic } from "./diagnostic.ts";

@@ -35,7 +35,7 @@ Deno.test("PTYs belong to their session and principal; quotas are per principal"
     assert.deepEqual([...reg.idsOf(s1, "agent:b")], []);
     // The quota counts a principal's PTYs over all its sessions.
     reg.reserve(s2, "agent:a", "sh");
-    assert.equal(code(() => reg.reserve(s1, "agent:a", "vi x")), RPC.PTY_SPAWN_FAILED);
+    assert.equal(code(() => reg.reserve(s1, "agent:a", "vi x")), RPC.QUOTA_EXCEEDED);
     const b1 = reg.reserve(s1, "agent:b", "sh");
     assert.deepEqual([...reg.idsOf(s1, "agent:b")], [b1.id]);
     // A closed PTY is remembered (a repeated close answers alike) for its owner only.

@@ -437,9 +437,12 @@ Deno.test("the per-principal PTY quota refuses with a clear error and frees on c
     const p1 = await open(a, "sleep", ["30"]);
     await open(b, "sleep", ["30"]);
     const e = await rpcError(open(a, "sleep", ["30"]));
-    assert.equal(e.code, RPC.PTY_SPAWN_FAILED);
-    assert.match(e.message, /already has 2 open PTYs \(the limit is 2\).*pty\.close/);
-    assert.deepEqual(e.data, { cmd: "sleep 30", reason: "quota", limit: 2, open: 2 });
+    // The one quota error (D-31): -32040 with {quota, limit, used, principal}.
+    assert.equal(e.code, RPC.QUOTA_EXCEEDED);
+    assert.match(e.message, /already has 2 open PTYs \(the limit\).*pty\.list/);
+    const d = e.data as Record<string, unknown>;
+    assert.deepEqual([d.quota, d.limit, d.used, d.cmd], ["ptys", 2, 2, "sleep 30"]);
+    assert.match(String(d.principal), /^uid:/);
     await a.call("pty.close", { pty_id: p1.pty_id });
     await open(a, "sleep", ["30"]);
     a.close();

@@ -23,7 +23,7 @@ import {
   text,
   within,
 } from "./_helpers.ts";
-import { kernelAnswers } from "../../lib/mcp/autostart.ts";
+import { kernelAnswers } from "../../lib/client/autostart.ts";
 
 const opts = { sanitizeOps: false, sanitizeResources: false };
 

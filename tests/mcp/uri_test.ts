@@ -10,7 +10,7 @@ import {
   subscribableChannel,
 } from "../../lib/mcp/uri.ts";
 import { DEFAULT_BUDGET_MS, parseMcpArgs } from "../../lib/mcp/config.ts";
-import { kernelCommand } from "../../lib/mcp/autostart.ts";
+import { kernelCommand } from "../../lib/client/autostart.ts";
 
 Deno.test("parseShoalUri: segments and query values are percent-decoded", () => {
   const u = parseShoalUri("shoal://out/17?path=.rows%5B0%5D.name&slice=20..40&format=json");

@@ -8,6 +8,7 @@
  * @module
  */
 
+import { quotaExceeded } from "../quota_error.ts";
 import { RPC, RpcError } from "../../client/errors.ts";
 import { parse } from "../../syntax/mod.ts";
 import { blake3Hex } from "../../store/blake3.ts";
@@ -79,7 +80,7 @@ export async function storePlan(k: KernelServices, a: Attachment, src: string) {
     });
   } catch (e) {
     if (e instanceof PlanQuotaError) {
-      throw new RpcError(RPC.INTERNAL_ERROR, e.message, { limit: e.limit });
+      throw quotaExceeded("plans", e.principal, e.limit, e.limit, { why: e.message.split(";")[0] });
     }
     throw e;
   }

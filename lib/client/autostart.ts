@@ -8,8 +8,8 @@
 
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { socketAnswers } from "../client/discovery.ts";
-import { trustedSocket } from "../client/socket_trust.ts";
+import { socketAnswers } from "./discovery.ts";
+import { trustedSocket } from "./socket_trust.ts";
 
 /** How often and how long to poll for the new kernel (Deno start-up dominates). */
 const POLL_MS = 50;
