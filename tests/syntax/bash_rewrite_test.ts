@@ -326,4 +326,8 @@ Deno.test("a command written where a value goes (list, argument, record) gets ( 
   assertEquals(rewrites("[1, ls t11/scratch]"), [{ form: "native", src: "[1, (ls t11/scratch)]" }]);
   assertEquals(rewrites("f(1, git log -n 2)"), [{ form: "native", src: "f(1, (git log -n 2))" }]);
   assertEquals(rewrites("{a: ls t11}"), [{ form: "native", src: "{a: (ls t11)}" }]);
+  // Flags and all: the element runs from its opening `[`/`,` to the next one.
+  assertEquals(rewrites("[ls -a t13/media, sh { ls }.out]"), [
+    { form: "native", src: "[(ls -a t13/media), sh { ls }.out]" },
+  ]);
 });

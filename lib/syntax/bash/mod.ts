@@ -143,14 +143,22 @@ const COMMAND_AS_VALUE =
  * `,` `]` `)` `}` `;` or newline. Null when the shape is not that.
  */
 function commandValueFix(src: string, stmt: number, at: number): Fix | null {
+  // The element's start: back from the error to the `[`, `(`, `{`, `,`, `:` or `=` that opens
+  // it at this depth (or the statement's start), so `ls -a dir` is taken whole, flags and all.
   let h = at;
-  while (h > stmt && /\s/.test(src[h - 1])) h--;
-  const headEnd = h;
-  while (h > stmt && /[A-Za-z0-9_.-]/.test(src[h - 1])) h--;
-  const head = src.slice(h, headEnd);
-  if (!/^[A-Za-z_][A-Za-z0-9_-]*$/.test(head) || headEnd === at) return null;
-  let end = at;
   let depth = 0;
+  for (; h > stmt; h--) {
+    const c = src[h - 1];
+    if (c === ")" || c === "]" || c === "}") depth++;
+    else if (c === "(" || c === "[" || c === "{") {
+      if (depth === 0) break;
+      depth--;
+    } else if (depth === 0 && (c === "," || c === "=" || c === ":" || c === "\n")) break;
+  }
+  while (h < at && /\s/.test(src[h])) h++;
+  if (!/^[A-Za-z_][A-Za-z0-9_-]*\s+\S/.test(src.slice(h, at + 1))) return null;
+  let end = at;
+  depth = 0;
   for (; end < src.length; end++) {
     const c = src[end];
     if (c === "(" || c === "[" || c === "{") depth++;
