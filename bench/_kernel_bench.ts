@@ -75,6 +75,26 @@ export function med(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
+/**
+ * Medians (ms) of `exec "1 + 2"` on `k` and of the same frame on the echo server `e`, warmed
+ * up and interleaved in rounds so both see the same machine load.
+ */
+export async function execVsEcho(
+  e: { call(m: string, p: Record<string, unknown>): Promise<unknown> },
+  k: { call(m: string, p: Record<string, unknown>): Promise<unknown> },
+): Promise<{ echoMs: number; execMs: number }> {
+  const once = (c: typeof e) => () => c.call("exec", { src: "1 + 2" });
+  await times(500, once(e));
+  await times(500, once(k));
+  const echoT: number[] = [];
+  const execT: number[] = [];
+  for (let r = 0; r < 10; r++) {
+    echoT.push(...await times(200, once(e)));
+    execT.push(...await times(200, once(k)));
+  }
+  return { echoMs: med(echoT), execMs: med(execT) };
+}
+
 /** The echo baseline as its own process on `path`. */
 export function startEchoServer(path: string): Promise<Deno.ChildProcess> {
   return startProcess(

@@ -18,7 +18,7 @@
 
 import { join } from "node:path";
 import { KernelClient } from "../lib/client/client.ts";
-import { line, med, startEchoServer, startProcess, times } from "./_kernel_bench.ts";
+import { execVsEcho, line, med, startEchoServer, startProcess, times } from "./_kernel_bench.ts";
 import { startKernel } from "../lib/kernel/server.ts";
 import { emptySandboxSpec } from "../lib/exec/sandbox_spec.ts";
 import { hostSandbox } from "../lib/exec/sandbox.ts";
@@ -48,17 +48,9 @@ async function main(): Promise<void> {
     // 1. Round trip.
     const e = await KernelClient.connect({ socket: echoPath });
     const k = await KernelClient.connect({ socket: kernelPath, attach: { session: "bench" } });
-    await times(500, () => e.call("exec", { src: "1 + 2" }));
-    await times(500, () => k.call("exec", { src: "1 + 2" }));
-    const echoT: number[] = [];
-    const execT: number[] = [];
-    for (let r = 0; r < 10; r++) {
-      echoT.push(...await times(200, () => e.call("exec", { src: "1 + 2" })));
-      execT.push(...await times(200, () => k.call("exec", { src: "1 + 2" })));
-    }
-    const echoMs = med(echoT);
+    const { echoMs, execMs } = await execVsEcho(e, k);
     console.log(`echo server round trip: ${(echoMs * 1000).toFixed(0)} µs`);
-    line("exec `1 + 2` (session process) vs echo", med(execT), echoMs, 4);
+    line("exec `1 + 2` (session process) vs echo", execMs, echoMs, 4);
 
     // 2. Session start.
     const fresh: number[] = [];

@@ -16,7 +16,7 @@
 
 import { join } from "node:path";
 import { KernelClient } from "../lib/client/client.ts";
-import { line, med, startEchoServer, startProcess, times } from "./_kernel_bench.ts";
+import { execVsEcho, line, med, startEchoServer, startProcess, times } from "./_kernel_bench.ts";
 
 const HERE = new URL(".", import.meta.url).pathname;
 
@@ -39,17 +39,9 @@ async function measure(dir: string, echoPath: string, extra: string[], full: boo
     // 1. Round trip, echo and exec interleaved in rounds so both see the same machine load.
     const e = await KernelClient.connect({ socket: echoPath });
     const k = await KernelClient.connect({ socket: kernelPath, attach: { session: "bench" } });
-    await times(500, () => e.call("exec", { src: "1 + 2" }));
-    await times(500, () => k.call("exec", { src: "1 + 2" }));
-    const echoT: number[] = [];
-    const execT: number[] = [];
-    for (let r = 0; r < 10; r++) {
-      echoT.push(...await times(200, () => e.call("exec", { src: "1 + 2" })));
-      execT.push(...await times(200, () => k.call("exec", { src: "1 + 2" })));
-    }
-    const echoMs = med(echoT);
+    const { echoMs, execMs } = await execVsEcho(e, k);
     console.log(`echo server round trip: ${(echoMs * 1000).toFixed(0)} µs`);
-    line("exec `1 + 2` vs echo round trip", med(execT), echoMs, 3);
+    line("exec `1 + 2` vs echo round trip", execMs, echoMs, 3);
 
     // 2. Elision must not scale with the value.
     const t0 = performance.now();
