@@ -95,7 +95,9 @@ async function kernel(name: string, extra: Record<string, unknown>): Promise<Ker
 try {
   const none = await kernel("none", { ephemeral: true, leash: false });
   const none2 = await kernel("none2", { ephemeral: true, leash: false });
-  const withLeash = await kernel("leash", { stateDir: state });
+  // Leash alone: the principal unconfined here (its OS sandbox has its own measurement in
+  // bench/isolation.ts, confined `^true` vs unconfined).
+  const withLeash = await kernel("leash", { stateDir: state, confinement: () => null });
   const base = await KernelClient.connect({ socket: none.path, attach: {} });
   // A second kernel without Leash: its ratio to the baseline is the noise of this run.
   const control = await KernelClient.connect({ socket: none2.path, attach: {} });
