@@ -52,6 +52,7 @@ import {
 } from "./session_messages.ts";
 import { evalByStatement, SessionJournal, type StmtFacts } from "./session_journal.ts";
 import { CancelSlots } from "./cancel_slots.ts";
+import { parseErrorObject, parseRpcError } from "./parse_error.ts";
 import { LineSplitter } from "./line_splitter.ts";
 import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
@@ -507,11 +508,7 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
       task: m.task,
       facts: changedFacts(),
       ok: false,
-      error: {
-        code: RPC.PARSE_ERROR,
-        message: e.msg,
-        data: { span: { start: e.span[0], end: e.span[1] }, hint: e.hint, rewrites: e.rewrites },
-      },
+      error: parseErrorObject(e),
       cancelled: false,
     };
   }
@@ -814,11 +811,7 @@ function deriveView(p: Record<string, unknown>): unknown {
       program = ev.parse(p.src);
     } catch (e) {
       if (!(e instanceof ParseError)) throw e;
-      throw new RpcError(RPC.PARSE_ERROR, e.msg, {
-        span: { start: e.span[0], end: e.span[1] },
-        hint: e.hint,
-        rewrites: e.rewrites,
-      });
+      throw parseRpcError(e);
     }
   } else {
     const a = p.ast as Program;

@@ -9,6 +9,7 @@ import { RPC, RpcError } from "../../client/errors.ts";
 import { type AttachResult, STATIC_CHANNELS } from "../../client/protocol.ts";
 import { parse, ParseError } from "../../syntax/mod.ts";
 import { ELIDE_DEFAULTS } from "../../value/elide.ts";
+import { parseRpcError } from "../parse_error.ts";
 import { complete } from "../../eval/complete.ts";
 import { sandboxCaps } from "../session_sandbox.ts";
 import { invalid, optBool, optString, optUint, reqString } from "./params.ts";
@@ -75,11 +76,7 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
       return { ast_version: 2, ast };
     } catch (e) {
       if (!(e instanceof ParseError)) throw e;
-      throw new RpcError(RPC.PARSE_ERROR, e.msg, {
-        span: { start: e.span[0], end: e.span[1] },
-        hint: e.hint,
-        rewrites: e.rewrites,
-      });
+      throw parseRpcError(e);
     }
   }, false);
 
