@@ -12,24 +12,36 @@ const root = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url));
 const DENO_RUN = ["run", "-A", "--unstable-worker-options", "--config", root("deno.json")];
 
 /** Start `shoal kernel …args` in `cwd` and wait until it is ready. */
-export async function spawnKernel(
+export function spawnKernel(
   args: string[],
   cwd: string,
   env?: Record<string, string>,
 ): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [...DENO_RUN, root("main.ts"), "kernel", ...args],
+  return startReady([...DENO_RUN, root("main.ts"), "kernel", ...args], "shoal-kernel: ready", {
     cwd,
-    ...(env ? { env } : {}),
+    env,
+  });
+}
+
+/** Start `deno …args`; resolves once its stderr shows `ready` (then drains the rest). */
+export async function startReady(
+  args: string[],
+  ready: string,
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): Promise<Deno.ChildProcess> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args,
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
+    ...(opts.env ? { env: opts.env } : {}),
     stdin: "null",
     stdout: "null",
     stderr: "piped",
   }).spawn();
   const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
   let seen = "";
-  while (!seen.includes("shoal-kernel: ready")) {
+  while (!seen.includes(ready)) {
     const { value, done } = await reader.read();
-    if (done) throw new Error(`kernel exited before ready: ${seen}`);
+    if (done) throw new Error(`process exited before "${ready}": ${seen}`);
     seen += value;
   }
   (async () => {

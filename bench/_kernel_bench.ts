@@ -8,6 +8,7 @@
  */
 
 import { FrameReader, FrameWriter } from "../lib/client/framing.ts";
+import { startReady } from "./_kernel.ts";
 
 /** `--echo-server PATH`: answer every request frame with `{id, result: params}`. */
 export async function echoServer(path: string): Promise<void> {
@@ -26,27 +27,6 @@ export async function echoServer(path: string): Promise<void> {
       } catch { /* peer gone */ }
     })();
   }
-}
-
-/** Start `deno ARGS`; resolves once its stderr shows `ready`. */
-export async function startProcess(args: string[], ready: string): Promise<Deno.ChildProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args,
-    stdin: "null",
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  const reader = child.stderr.pipeThrough(new TextDecoderStream()).getReader();
-  let text = "";
-  while (!text.includes(ready)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`process exited before ready: ${text}`);
-    text += value;
-  }
-  (async () => {
-    while (!(await reader.read()).done) { /* drain */ }
-  })();
-  return child;
 }
 
 /** Print one ratio line against its target. */
@@ -97,7 +77,7 @@ export async function execVsEcho(
 
 /** The echo baseline as its own process on `path`. */
 export function startEchoServer(path: string): Promise<Deno.ChildProcess> {
-  return startProcess(
+  return startReady(
     ["run", "-A", new URL(import.meta.url).pathname, "--echo-server", path],
     "echo: ready",
   );

@@ -18,23 +18,19 @@
 
 import { join } from "node:path";
 import { KernelClient } from "../lib/client/client.ts";
-import { execVsEcho, line, med, startEchoServer, startProcess, times } from "./_kernel_bench.ts";
+import { spawnKernel } from "./_kernel.ts";
+import { execVsEcho, line, med, startEchoServer, times } from "./_kernel_bench.ts";
 import { startKernel } from "../lib/kernel/server.ts";
 import { emptySandboxSpec } from "../lib/exec/sandbox_spec.ts";
 import { hostSandbox } from "../lib/exec/sandbox.ts";
-
-const HERE = new URL(".", import.meta.url).pathname;
 
 async function main(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "shoal-bench-isolation-" });
   const echoPath = join(dir, "echo.sock");
   const kernelPath = join(dir, "k.sock");
   const echo = await startEchoServer(echoPath);
-  const kernel = await startProcess(
+  const kernel = await spawnKernel(
     [
-      "run",
-      "-A",
-      join(HERE, "../lib/kernel/cli.ts"),
       "--socket",
       kernelPath,
       "--ephemeral",
@@ -42,7 +38,7 @@ async function main(): Promise<void> {
       "--session-memory",
       "256",
     ],
-    "shoal-kernel: ready",
+    dir,
   );
   try {
     // 1. Round trip.

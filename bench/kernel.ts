@@ -16,24 +16,19 @@
 
 import { join } from "node:path";
 import { KernelClient } from "../lib/client/client.ts";
-import { execVsEcho, line, med, startEchoServer, startProcess, times } from "./_kernel_bench.ts";
-
-const HERE = new URL(".", import.meta.url).pathname;
+import { spawnKernel } from "./_kernel.ts";
+import { execVsEcho, line, med, startEchoServer, times } from "./_kernel_bench.ts";
 
 /** One kernel process; `full` also runs the value.get and throughput parts. */
 async function measure(dir: string, echoPath: string, extra: string[], full: boolean) {
   const kernelPath = join(dir, `k${extra.length}.sock`);
-  const kernel = await startProcess(
+  const kernel = await spawnKernel(
     [
-      "run",
-      "-A",
-      "--unstable-worker-options",
-      join(HERE, "../lib/kernel/cli.ts"),
       "--socket",
       kernelPath,
       ...extra,
     ],
-    "shoal-kernel: ready",
+    dir,
   );
   try {
     // 1. Round trip, echo and exec interleaved in rounds so both see the same machine load.
