@@ -9,6 +9,8 @@
  * @module
  */
 
+import { confineErrno as errno, confineLibc as load } from "./confine_libc.ts";
+
 const SYS_CREATE_RULESET = 444n, SYS_ADD_RULE = 445n, SYS_RESTRICT_SELF = 446n;
 const LANDLOCK_CREATE_RULESET_VERSION = 1n;
 const RULE_PATH_BENEATH = 1n, RULE_NET_PORT = 2n;
@@ -56,36 +58,6 @@ export function fsRights(abi: number): bigint {
   if (abi < 3) all &= ~FS.TRUNCATE;
   if (abi < 5) all &= ~FS.IOCTL_DEV;
   return all;
-}
-
-const SYMBOLS = {
-  syscall3: { name: "syscall", parameters: ["i64", "buffer", "u64", "u64"], result: "i64" },
-  syscall4: { name: "syscall", parameters: ["i64", "i64", "i64", "buffer", "u64"], result: "i64" },
-  open: { parameters: ["buffer", "i32"], result: "i32" },
-  close: { parameters: ["i32"], result: "i32" },
-  prctl: { parameters: ["i32", "u64", "u64", "u64", "u64"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
-} as const;
-
-type Lib = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
-let lib: Lib | null | undefined;
-
-function load(): Lib | null {
-  if (lib !== undefined) return lib;
-  lib = null;
-  if (Deno.build.os !== "linux") return null;
-  try {
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    lib = Deno.dlopen("libc.so.6", SYMBOLS).symbols;
-  } catch {
-    lib = null;
-  }
-  return lib;
-}
-
-function errno(l: Lib): number {
-  const p = l.__errno_location();
-  return p === null ? 0 : new Deno.UnsafePointerView(p).getInt32();
 }
 
 let abiCache: number | undefined;

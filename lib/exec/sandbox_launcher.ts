@@ -9,6 +9,7 @@
  * @module
  */
 
+import { confineLibc } from "./confine_libc.ts";
 import { type LandlockRules, restrictSelf } from "./landlock.ts";
 import { installIpSocketFilter, type IpSockets } from "./seccomp.ts";
 
@@ -58,13 +59,12 @@ export function confineAndExec(plan: LaunchPlan, argv: string[]): never {
   } catch (e) {
     die(`cannot confine ${argv[0]}: ${(e as Error).message}`);
   }
-  const l = Deno.dlopen("libc.so.6", {
-    execve: { parameters: ["buffer", "buffer", "buffer"], result: "i32" },
-  });
+  const l = confineLibc();
+  if (l === null) die(`cannot execute ${argv[0]}: no FFI`);
   const args = argv.map(cstr);
   const env = Object.entries(Deno.env.toObject()).map(([k, v]) => cstr(`${k}=${v}`));
   const argvP = pointers(args), envP = pointers(env);
-  l.symbols.execve(args[0], new Uint8Array(argvP.buffer), new Uint8Array(envP.buffer));
+  l.execve(args[0], new Uint8Array(argvP.buffer), new Uint8Array(envP.buffer));
   die(`cannot execute ${argv[0]}`);
 }
 

@@ -10,6 +10,8 @@
  * @module
  */
 
+import { confineLibc } from "./confine_libc.ts";
+
 const PR_SET_SECCOMP = 22, SECCOMP_MODE_FILTER = 2;
 const RET_ALLOW = 0x7fff0000;
 const EACCES = 13;
@@ -97,14 +99,9 @@ export function installIpSocketFilter(ip: IpSockets): void {
   const fv = new DataView(fprog.buffer);
   fv.setUint16(0, prog.length, true);
   fv.setBigUint64(8, BigInt(Deno.UnsafePointer.value(Deno.UnsafePointer.of(filter))), true);
-  const l = Deno.dlopen("libc.so.6", {
-    prctl: { parameters: ["i32", "u64", "buffer", "u64", "u64"], result: "i32" },
-  });
-  try {
-    if (l.symbols.prctl(PR_SET_SECCOMP, BigInt(SECCOMP_MODE_FILTER), fprog, 0n, 0n) !== 0) {
-      throw new Error("prctl(PR_SET_SECCOMP) refused the socket filter");
-    }
-  } finally {
-    l.close();
+  const l = confineLibc();
+  if (l === null) throw new Error("no FFI to install the socket filter with");
+  if (l.prctlPtr(PR_SET_SECCOMP, BigInt(SECCOMP_MODE_FILTER), fprog, 0n, 0n) !== 0) {
+    throw new Error("prctl(PR_SET_SECCOMP) refused the socket filter");
   }
 }
