@@ -6,6 +6,8 @@
  * @module
  */
 
+import { openLibc } from "./libc.ts";
+
 const SYMBOLS = {
   syscall3: { name: "syscall", parameters: ["i64", "buffer", "u64", "u64"], result: "i64" },
   syscall4: { name: "syscall", parameters: ["i64", "i64", "i64", "buffer", "u64"], result: "i64" },
@@ -25,16 +27,7 @@ let lib: ConfineLibc | null | undefined;
 
 /** The symbols, or null where they cannot be had (not Linux, no `--allow-ffi`). */
 export function confineLibc(): ConfineLibc | null {
-  if (lib !== undefined) return lib;
-  lib = null;
-  if (Deno.build.os !== "linux") return null;
-  try {
-    // Ask first: without --allow-ffi, dlopen would prompt on a terminal or throw.
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    lib = Deno.dlopen("libc.so.6", SYMBOLS).symbols;
-  } catch {
-    lib = null;
-  }
+  if (lib === undefined) lib = openLibc(SYMBOLS);
   return lib;
 }
 

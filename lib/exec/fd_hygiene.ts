@@ -10,6 +10,8 @@
  * @module
  */
 
+import { openLibc } from "./libc.ts";
+
 const CLOSE_RANGE_CLOEXEC = 1 << 2;
 
 type CloseRange = (first: number, last: number, flags: number) => number;
@@ -18,21 +20,8 @@ let closeRange: CloseRange | null | undefined; // undefined: not tried yet; null
 
 function loadCloseRange(): CloseRange | null {
   if (closeRange !== undefined) return closeRange;
-  closeRange = null;
-  if (Deno.build.os !== "linux") return null;
-  try {
-    // Ask first: without --allow-ffi, dlopen would prompt or throw.
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    const lib = Deno.dlopen(
-      "libc.so.6",
-      {
-        close_range: { parameters: ["u32", "u32", "i32"], result: "i32" },
-      } as const,
-    );
-    closeRange = (a, b, c) => lib.symbols.close_range(a, b, c);
-  } catch {
-    closeRange = null;
-  }
+  const lib = openLibc({ close_range: { parameters: ["u32", "u32", "i32"], result: "i32" } });
+  closeRange = lib === null ? null : (a, b, c) => lib.close_range(a, b, c);
   return closeRange;
 }
 

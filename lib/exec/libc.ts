@@ -108,17 +108,32 @@ export interface LibcHandle {
   attr: { session: Uint8Array; group: Uint8Array };
 }
 
+/**
+ * `dlopen` glibc for `symbols`, or null where it cannot be had: not Linux, no `--allow-ffi`
+ * (asked first: without it, dlopen would prompt on a terminal or throw), a missing symbol.
+ * Callers cache what it returns.
+ */
+export function openLibc<S extends Deno.ForeignLibraryInterface>(
+  symbols: S,
+): Deno.DynamicLibrary<S>["symbols"] | null {
+  if (Deno.build.os !== "linux") return null;
+  try {
+    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
+    return Deno.dlopen("libc.so.6", symbols).symbols;
+  } catch {
+    return null;
+  }
+}
+
 let loaded: LibcHandle | null | undefined;
 
 /** The libc handle, loaded on first use; null when the direct path is unavailable here. */
 export function loadLibc(): LibcHandle | null {
   if (loaded !== undefined) return loaded;
   loaded = null;
-  if (Deno.build.os !== "linux") return null;
+  const fn = openLibc(SYMBOLS);
+  if (fn === null) return null;
   try {
-    // Ask first: without --allow-ffi, dlopen would prompt on a terminal or throw.
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    const fn = Deno.dlopen("libc.so.6", SYMBOLS).symbols;
     const errnoPtr = fn.__errno_location();
     if (errnoPtr === null) return null;
     const errnoView = new Deno.UnsafePointerView(errnoPtr);

@@ -7,6 +7,7 @@
  */
 
 import process from "node:process";
+import { openLibc } from "./libc.ts";
 import { signalName, signalNumber } from "./signals.ts";
 
 /** A signal given by name (`"SIGTERM"`, `"term"`) or number (`15`). */
@@ -50,25 +51,15 @@ let libcKill: KillFn | null | undefined;
 
 function ffiKill(target: number, sig: number, name: string): boolean {
   if (libcKill === undefined) {
-    libcKill = null;
-    try {
-      if (Deno.permissions.querySync({ name: "ffi" }).state === "granted") {
-        const lib = Deno.dlopen(
-          "libc.so.6",
-          {
-            kill: { parameters: ["i32", "i32"], result: "i32" },
-            __errno_location: { parameters: [], result: "pointer" },
-          } as const,
-        );
-        libcKill = (pid, s) => {
-          if (lib.symbols.kill(pid, s) === 0) return 0;
-          const p = lib.symbols.__errno_location();
-          return p === null ? -1 : new Deno.UnsafePointerView(p).getInt32();
-        };
-      }
-    } catch {
-      libcKill = null;
-    }
+    const lib = openLibc({
+      kill: { parameters: ["i32", "i32"], result: "i32" },
+      __errno_location: { parameters: [], result: "pointer" },
+    });
+    libcKill = lib === null ? null : (pid, s) => {
+      if (lib.kill(pid, s) === 0) return 0;
+      const p = lib.__errno_location();
+      return p === null ? -1 : new Deno.UnsafePointerView(p).getInt32();
+    };
   }
   if (libcKill === null) {
     throw new RangeError(`${name} can only be sent with FFI (--allow-ffi) on this host`);

@@ -18,6 +18,7 @@
  */
 
 import { basename, dirname, join, resolve } from "node:path";
+import { openLibc } from "../exec/libc.ts";
 import { socketAnswers } from "../client/discovery.ts";
 import {
   checkDirChain,
@@ -35,18 +36,11 @@ export class ListenError extends Error {
   }
 }
 
-const libc = (() => {
-  try {
-    if (Deno.permissions.querySync({ name: "ffi" }).state !== "granted") return null;
-    return Deno.dlopen("libc.so.6", {
-      open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
-      flock: { parameters: ["i32", "i32"], result: "i32" },
-      close: { parameters: ["i32"], result: "i32" },
-    }).symbols;
-  } catch {
-    return null;
-  }
-})();
+const libc = openLibc({
+  open: { parameters: ["buffer", "i32", "u32"], result: "i32" },
+  flock: { parameters: ["i32", "i32"], result: "i32" },
+  close: { parameters: ["i32"], result: "i32" },
+});
 
 const O_RDWR = 2, O_CREAT = 0o100, O_EXCL = 0o200, O_NOFOLLOW = 0o400000, O_CLOEXEC = 0o2000000;
 const LOCK_EX = 2, LOCK_NB = 4;
