@@ -68,8 +68,8 @@ Deno.test("quota: tasks waiting or running, across the principal's sessions", as
   await withKernel(async (k) => {
     const a = await client(k.path, "a");
     const b = await client(k.path, "b");
-    const t1 = await a.call<{ task: string }>("exec", { src: "sleep 30sec", background: true });
-    await b.call("exec", { src: "sleep 30sec", background: true });
+    const t1 = await a.call<{ task: string }>("exec", { src: "sleep 30s", background: true });
+    await b.call("exec", { src: "sleep 30s", background: true });
     const e = await rpcError(a.call("exec", { src: "1 + 2" }));
     assertQuota(e, "tasks", 2);
     // A cancelled task gives its place back.

@@ -795,7 +795,12 @@ registerBuiltin(
         try {
           d = coerceWord(d, DURATION);
         } catch {
-          throw fail("type_error", `sleep expects a duration, found "${d}"`, null, args.span);
+          throw fail(
+            "type_error",
+            `sleep expects a duration, found "${d}"`,
+            "a number of seconds (0.5) or units ns us ms s m h d w, combined as in 1m30s",
+            args.span,
+          );
         }
       } else if (isInt(d)) d = new DurationV(BigInt(d) * 1_000_000_000n);
       if (!(d instanceof DurationV)) {

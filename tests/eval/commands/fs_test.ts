@@ -170,6 +170,8 @@ Deno.test("env, sleep and which", async () => {
     assert.ok(performance.now() - t0 >= 45);
     assert.equal((await error(ev, "sleep (-1s)")).code, "type_error");
     assert.equal((await error(ev, "sleep soon")).code, "type_error");
+    // A unit it does not know says which ones it does.
+    assert.match((await error(ev, "sleep 30sec")).hint ?? "", /ns us ms s m h d w/);
     const w = await run(ev, `(which sh).out`);
     assert.ok(w instanceof RecordV);
     assert.equal(w.fields.get("scope"), "ambient");
