@@ -31,6 +31,7 @@ import type { Token } from "./lexer.ts";
 import { INTERP_HEADS, type Parser, RESERVED } from "./parser.ts";
 import { langBlockFollows, stmtList } from "./parse_stmt.ts";
 import { atCommandHead, commandChain, parseCommand, parseExprOrCommand } from "./parse_cmd.ts";
+import { parseSlot } from "./parse_slot.ts";
 import { fieldName, parsePattern, patternBinders } from "./parse_pattern.ts";
 
 const PIPE_HINT =
@@ -93,7 +94,7 @@ export function parseExpr(p: Parser, fresh = true): Expr {
 }
 
 /** Postfix `catch [binder] handler`, also when `catch` starts the next line. */
-function catchTail(p: Parser, e: Expr): Expr {
+export function catchTail(p: Parser, e: Expr): Expr {
   for (;;) {
     const q = p.lx.skipTriviaNl(p.pos);
     if (p.identAt(q) !== "catch") return e;
@@ -342,10 +343,10 @@ function parseArgs(p: Parser, method: string | null): Arg[] {
         p.take(t);
         p.take(p.peek());
         p.skipNl();
-        const value = parseExpr(p);
+        const value = parseSlot(p, "item");
         args.push({ name: t.text!, value, span: [t.s, value.span[1]] });
       } else {
-        const value = parseExpr(p);
+        const value = parseSlot(p, "item");
         args.push({ value, span: [value.span[0], value.span[1]] });
       }
       p.skipNl();
@@ -685,7 +686,7 @@ function listPrimary(p: Parser): Expr {
     for (;;) {
       p.skipNl();
       if (p.peek().k === "RBracket") break;
-      items.push(parseExpr(p));
+      items.push(parseSlot(p, "item"));
       p.skipNl();
       const sep = p.peek();
       if (sep.k !== "Comma") break;
@@ -737,7 +738,7 @@ function parseRecord(p: Parser): Expr {
       const { key, tok: kt } = fieldName(p, "a field name");
       p.expect("Colon", `\`:\` after the field name \`${key}\``);
       p.skipNl();
-      const value = parseExpr(p);
+      const value = parseSlot(p, "item");
       fields.push({ key, value, span: [kt.s, value.span[1]] });
       const c = p.nextChar();
       if (c === 44) {

@@ -26,6 +26,7 @@ import { lexQuoted } from "./lex_string.ts";
 import { INTERP_HEADS, type Parser, RESERVED } from "./parser.ts";
 import { headerBody, parseBlock, parseExpr, parseItContinuation, parseType } from "./parse_expr.ts";
 import { commandChain, parseCommand } from "./parse_cmd.ts";
+import { parseSlot } from "./parse_slot.ts";
 
 /** Parses a whole program (the cursor is at the start). */
 export function parseProgram(p: Parser): Program {
@@ -67,11 +68,6 @@ export function stmtList(p: Parser, inBlock: boolean): Stmt[] {
     if (st.kind === "ExprStmt" && st.expr.kind === "Ident") {
       const n = st.expr.name;
       hint = `\`${n}\` is a variable here; to run the command \`${n}\` write ^${n} …`;
-    } else if (st.kind === "Let" && st.value.kind === "Ident") {
-      // `let f = ls dir`: the value is an expression, so a command in it needs ( ).
-      hint =
-        `a command used as a value goes in ( ): \`${st.mutable ? "var" : "let"} ${st.name} = ` +
-        `(${st.value.name} …)\``;
     }
     throw p.fail("expected newline or `;` between statements", q, q + 1, hint);
   }
@@ -254,7 +250,7 @@ function parseAssign(
   p.pos = op.end;
   p.last = op.end;
   p.skipNl();
-  const value = parseExpr(p);
+  const value = parseSlot(p, "stmt");
   return { kind: "Assign", target, op: op.op, value, span: p.spanFrom(s) };
 }
 
@@ -267,7 +263,7 @@ function parseEnvAssign(
   p.pos = op.end;
   p.last = op.end;
   p.skipNl();
-  const value = parseExpr(p);
+  const value = parseSlot(p, "stmt");
   return { kind: "EnvAssign", name, op: op.op, value, span: p.spanFrom(s) };
 }
 
@@ -291,7 +287,7 @@ function parseLet(p: Parser, exported: boolean, s0?: number): LetStmt {
   }
   p.expect("Eq", `\`=\` after \`${kw.text} ${name}\``);
   p.skipNl();
-  const value = parseExpr(p);
+  const value = parseSlot(p, "stmt");
   p.bindValue(name);
   const st: LetStmt = { kind: "Let", mutable, name, value, exported, span: p.spanFrom(s) };
   if (type) st.type = type;
@@ -405,7 +401,7 @@ function parseReturn(p: Parser): ReturnStmt {
   if (c === -1 || c === 10 || c === 59 || c === 125 || c === 41) {
     return { kind: "Return", span: [kw.s, kw.e] };
   }
-  const value = parseExpr(p);
+  const value = parseSlot(p, "stmt");
   return { kind: "Return", value, span: p.spanFrom(kw.s) };
 }
 

@@ -310,24 +310,3 @@ Deno.test("fuzz: on random shell-shaped sources every rewrite offered parses", (
   }
   assert(offered > 100, `only ${offered} rewrites offered`);
 });
-
-Deno.test("a command written as a let value gets the ( ) it needs", () => {
-  assertEquals(rewrites("let f = ls t13/media"), [
-    { form: "native", src: "let f = (ls t13/media)" },
-  ]);
-  assertEquals(rewrites("var g = git log -n 2; 1"), [
-    { form: "native", src: "var g = (git log -n 2); 1" },
-  ]);
-  const r = tryParse("let f = ls t13/media");
-  assert(!r.ok && /goes in \( \)/.test(r.error.hint ?? ""), JSON.stringify(r));
-});
-
-Deno.test("a command written where a value goes (list, argument, record) gets ( )", () => {
-  assertEquals(rewrites("[1, ls t11/scratch]"), [{ form: "native", src: "[1, (ls t11/scratch)]" }]);
-  assertEquals(rewrites("f(1, git log -n 2)"), [{ form: "native", src: "f(1, (git log -n 2))" }]);
-  assertEquals(rewrites("{a: ls t11}"), [{ form: "native", src: "{a: (ls t11)}" }]);
-  // Flags and all: the element runs from its opening `[`/`,` to the next one.
-  assertEquals(rewrites("[ls -a t13/media, sh { ls }.out]"), [
-    { form: "native", src: "[(ls -a t13/media), sh { ls }.out]" },
-  ]);
-});

@@ -96,11 +96,6 @@ function fixOne(src: string, e: ParseError, form: Rewrite["form"], ctx: Ctx): Fi
   const rest = src.slice(start, start + 4096);
   const shellStmt = inCommand ? bashMsg : SHELL_HEADS.test(rest) && shellCompound(rest);
   if (shellStmt) return statementFix(src, start, e, form, ctx);
-  // `let f = ls dir`, `[n, ls dir]` (not shell syntax, the commonest slip after it): a command
-  // used as a value, which needs ( ).
-  if (COMMAND_AS_VALUE.test(e.msg)) {
-    return form === "native" ? commandValueFix(src, stmt, e.span[0]) : null;
-  }
   if (!bashMsg) return null;
   // The shell bit sits inside a Shoal expression: `let n = ls | wc -l`, `let x = $(…)`.
   if (/no pipe operator/.test(e.msg)) return pipeFix(src, stmt, e.span[0], form);
@@ -132,44 +127,6 @@ function statementFix(
 }
 
 const LET_PREFIX = /^(let|var)\s+([A-Za-z_][A-Za-z0-9_]*)\s*=\s*/;
-
-/** Errors a command written where a value goes ends in: the words after its head. */
-const COMMAND_AS_VALUE =
-  /^expected newline or `;` between statements|^expected `,` or `[\])}]` in the (list|argument list|record)/;
-
-/**
- * `HEAD words…` where a value goes (a `let` value, a list item, an argument, a record field)
- * → `(HEAD words…)`: the word before the error is the head, the element runs to the next
- * `,` `]` `)` `}` `;` or newline. Null when the shape is not that.
- */
-function commandValueFix(src: string, stmt: number, at: number): Fix | null {
-  // The element's start: back from the error to the `[`, `(`, `{`, `,`, `:` or `=` that opens
-  // it at this depth (or the statement's start), so `ls -a dir` is taken whole, flags and all.
-  let h = at;
-  let depth = 0;
-  for (; h > stmt; h--) {
-    const c = src[h - 1];
-    if (c === ")" || c === "]" || c === "}") depth++;
-    else if (c === "(" || c === "[" || c === "{") {
-      if (depth === 0) break;
-      depth--;
-    } else if (depth === 0 && (c === "," || c === "=" || c === ":" || c === "\n")) break;
-  }
-  while (h < at && /\s/.test(src[h])) h++;
-  if (!/^[A-Za-z_][A-Za-z0-9_-]*\s+\S/.test(src.slice(h, at + 1))) return null;
-  let end = at;
-  depth = 0;
-  for (; end < src.length; end++) {
-    const c = src[end];
-    if (c === "(" || c === "[" || c === "{") depth++;
-    else if (c === ")" || c === "]" || c === "}") {
-      if (depth === 0) break;
-      depth--;
-    } else if (depth === 0 && (c === "," || c === ";" || c === "\n")) break;
-  }
-  const value = src.slice(h, end).trimEnd();
-  return { start: h, end: h + value.length, text: `(${value})` };
-}
 
 /** `VALUE | filters` where VALUE is Shoal (`ls`, `(git log)`, `xs`): one method chain. */
 function pipeFix(src: string, stmt: number, pipe: number, form: Rewrite["form"]): Fix | null {
