@@ -81,8 +81,9 @@ export function pagedRender(v: Value, place: RenderPlace): { render: string; mor
   const body = v === null ? "" : renderBlock(v, 80, {
     cwd: place.cwd,
     maxRows: place.maxRows,
-    // Text readers (agents, not a terminal) get a table's last column whole.
+    // Text readers (agents, not a terminal) get a table's last column whole, sizes exact.
     wholeLastColumn: !place.tty,
+    exactSizes: !place.tty,
     more: (cut) => {
       // Columns and nested cuts are not pageable by a slice; the first row/line cut is.
       first ??= cut;

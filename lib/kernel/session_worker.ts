@@ -214,7 +214,11 @@ async function init(m: InitMsg): Promise<void> {
         const shown = v instanceof OutcomeV && v.pid === 0 && v.parsed !== undefined ? v.parsed : v;
         const text = hasAdaptedValue(v) || shown instanceof ListV ||
             shown instanceof RecordV || shown instanceof TableV
-          ? renderBlock(shown, 80, { cwd: ev.cwd(), wholeLastColumn: !execTty }) + "\n"
+          ? renderBlock(shown, 80, {
+            cwd: ev.cwd(),
+            wholeLastColumn: !execTty,
+            exactSizes: !execTty,
+          }) + "\n"
           : v instanceof OutcomeV
           ? lossy.decode(v.stdout)
           : displayTop(v) + "\n";

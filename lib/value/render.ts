@@ -90,6 +90,20 @@ export function formatSize(bytes: bigint): string {
   return text + SIZE_STEPS[i][1];
 }
 
+/**
+ * A size without rounding, for readers who take the number as it is shown (agents): `512b`,
+ * `48.213kb` (48213 bytes), `999.999kb`, `1.5mb`: the largest decimal unit not above it.
+ */
+export function formatSizeExact(bytes: bigint): string {
+  if (bytes < 1000n) return formatSize(bytes);
+  const unit = SIZE_STEPS.findLast(([step]) => BigInt(step) <= bytes)!;
+  const scale = BigInt(unit[0]);
+  const whole = bytes / scale;
+  const frac = (bytes % scale).toString().padStart(String(unit[0]).length - 1, "0")
+    .replace(/0+$/, "");
+  return `${whole}${frac === "" ? "" : "." + frac}${unit[1]}`;
+}
+
 const DURATION_STEPS: [bigint, string][] = [
   [604_800_000_000_000n, "w"],
   [86_400_000_000_000n, "d"],
@@ -223,11 +237,17 @@ function scalarInline(v: Value): string | undefined {
 /** Thrown inside `inlineInto` once the budget is passed. */
 const STOP = Symbol("render-budget");
 
-interface Sink {
+/** Who reads a block: where paths are relative to, and whether sizes are shown exactly. */
+export interface Reader {
+  /** Paths under this directory are shown relative to it. */
+  cwd?: string;
+  /** Sizes without rounding (`48.213kb`, not `48.21kb`): for readers of text (agents). */
+  exactSizes?: boolean;
+}
+
+interface Sink extends Reader {
   s: string;
   max: number;
-  /** Block rendering only: paths under this directory are shown relative to it. */
-  cwd?: string;
 }
 
 function put(o: Sink, text: string): void {
@@ -237,6 +257,7 @@ function put(o: Sink, text: string): void {
 
 function inlineInto(v: Value, o: Sink): void {
   if (o.cwd !== undefined && v instanceof PathV) return put(o, renderPath(relPath(v.path, o.cwd)));
+  if (o.exactSizes && v instanceof SizeV) return put(o, formatSizeExact(v.bytes));
   const scalar = scalarInline(v);
   if (scalar !== undefined) return put(o, scalar);
   switch ((v as { t: string }).t) {
@@ -285,14 +306,14 @@ export function truncateText(s: string, max: number): string {
 }
 
 /**
- * `renderInline` cut to `max` characters (ending in `…`); costs O(max), not O(value). With
- * `cwd`, paths under it are shown relative to it (block rendering).
+ * `renderInline` cut to `max` characters (ending in `…`); costs O(max), not O(value). For a
+ * `reader` with a `cwd`, paths under it are shown relative to it (block rendering).
  */
-export function renderInlineBounded(v: Value, max: number, cwd?: string): string {
+export function renderInlineBounded(v: Value, max: number, reader: Reader = {}): string {
   if (typeof v === "string") {
     return truncateText(quoteStr(v.length > max + 2 ? v.slice(0, max + 2) : v), max);
   }
-  const o: Sink = { s: "", max, cwd };
+  const o: Sink = { s: "", max, cwd: reader.cwd, exactSizes: reader.exactSizes };
   try {
     inlineInto(v, o);
   } catch (e) {
@@ -371,6 +392,8 @@ export interface BlockOptions {
    * command line is usually the column they came for. Default false (a terminal's width holds).
    */
   wholeLastColumn?: boolean;
+  /** Sizes without rounding (`48.213kb`): for readers of text (agents). Default false. */
+  exactSizes?: boolean;
 }
 
 const DEFAULT_MAX_ROWS = 50;
@@ -393,6 +416,7 @@ interface Opts {
   more: (cut: Cut) => string;
   path: string;
   wholeLastColumn: boolean;
+  exactSizes: boolean;
 }
 
 /** `1,234,567`. */
@@ -439,14 +463,16 @@ function fitCell(s: string, w: number, right: boolean): string {
 }
 
 /** One table cell: strings and paths raw (control characters escaped), null empty. */
-function cellText(v: Value, max: number, cwd?: string): string {
+function cellText(v: Value, max: number, reader: Reader): string {
   if (v === null) return "";
   if (typeof v === "string") {
     const s = v.length > max ? v.slice(0, max + 1) : v;
     return CONTROL.test(s) ? s.replace(/[\n\t\r\0]/g, (c) => ESCAPES[c]) : s;
   }
-  if (v instanceof PathV) return truncateText(cwd ? relPath(v.path, cwd) : v.path, max + 1);
-  return renderInlineBounded(v, max + 1, cwd);
+  if (v instanceof PathV) {
+    return truncateText(reader.cwd ? relPath(v.path, reader.cwd) : v.path, max + 1);
+  }
+  return renderInlineBounded(v, max + 1, reader);
 }
 
 function isNumeric(v: Value): boolean {
@@ -475,7 +501,7 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
     const line = cols.map((c, i) => {
       const v = f.get(c) ?? null;
       if (v !== null && !isNumeric(v)) numeric[i] = false;
-      const t = cellText(v, o.wholeLastColumn ? width * LINE_WIDTHS : width, o.cwd);
+      const t = cellText(v, o.wholeLastColumn ? width * LINE_WIDTHS : width, o);
       widths[i] = Math.max(widths[i], cpLen(t));
       return t;
     });
@@ -537,9 +563,7 @@ function renderRecordBlock(r: RecordV, width: number, o: Opts): string {
   const kw = Math.min(Math.max(...keys.map(cpLen)), 30);
   const lines = keys.map((k, i) => {
     const key = fitCell(k, kw, false);
-    return `${key}: ${
-      renderInlineBounded(vals[i], Math.max(width * LINE_WIDTHS - kw - 2, 8), o.cwd)
-    }`;
+    return `${key}: ${renderInlineBounded(vals[i], Math.max(width * LINE_WIDTHS - kw - 2, 8), o)}`;
   });
   if (r.fields.size > keys.length) {
     const left = r.fields.size - keys.length;
@@ -586,14 +610,14 @@ function renderListBlock(items: readonly Value[], width: number, o: Opts): strin
   if (allRecords) return renderTable(items, width, o);
   // `[n, (ls), (git log)]` — several results asked for in one go: each its own block.
   if (items.slice(0, o.maxRows).some(wantsBlock)) return renderSections(items, width, o);
-  const inline = renderInlineBounded(new ListV(items as Value[]), width + 1, o.cwd);
+  const inline = renderInlineBounded(new ListV(items as Value[]), width + 1, o);
   if (cpLen(inline) <= width) return inline;
   const shown = Math.min(items.length, o.maxRows);
   const lines: string[] = [];
   // An item is its own line, cut only far past the width: a terminal wraps it, and a reader of
   // text (an agent) must not lose the end of a log line to an 80-column cut.
   for (let i = 0; i < shown; i++) {
-    lines.push(renderInlineBounded(items[i], width * LINE_WIDTHS, o.cwd));
+    lines.push(renderInlineBounded(items[i], width * LINE_WIDTHS, o));
   }
   if (items.length > shown) {
     const left = items.length - shown;
@@ -762,7 +786,7 @@ function block(v: Value, width: number, o: Opts): string {
     }
   }
   if (typeof v === "string") return renderStrBlock(v, width, o);
-  return renderInlineBounded(v, o.maxChars);
+  return renderInlineBounded(v, o.maxChars, o);
 }
 
 /**
@@ -783,5 +807,6 @@ export function renderBlock(v: Value, width = 80, opts: BlockOptions = {}): stri
     more: opts.more ?? moreLine,
     path: "",
     wholeLastColumn: opts.wholeLastColumn ?? false,
+    exactSizes: opts.exactSizes ?? false,
   });
 }

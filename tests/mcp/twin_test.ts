@@ -100,6 +100,12 @@ Deno.test("text twins an agent can act on in one call", opts, async (t) => {
       assertMatch(lines[0], /^path\s+name\s+type\s+size\s+modified$/);
       assertMatch(lines[2], /^src\/app\.ts\s+app\.ts\s+file\s+16b\s/);
       assert(!text(r).includes(dir), "no absolute paths under cwd");
+      // sizes unrounded, so "how many bytes" needs no second call
+      await Deno.writeTextFile(`${dir}/src/big.txt`, "x".repeat(48_213));
+      const sized = await exec(m, '[ls src, path("src/big.txt").size]');
+      assertMatch(text(sized), /big\.txt\s+file\s+48\.213kb\s/);
+      assertMatch(text(sized), /^\[1\] 48\.213kb$/m);
+      await Deno.remove(`${dir}/src/big.txt`);
       const big = await exec(m, "(0..300).map(x => {n: x, sq: x * x})");
       assertMatch(
         text(big),

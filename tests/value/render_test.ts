@@ -6,6 +6,7 @@ import {
   formatDuration,
   formatFloat,
   formatSize,
+  formatSizeExact,
   interpolate,
   moreLine,
   quoteStr,
@@ -104,6 +105,34 @@ Deno.test("formatSize: decimal units, two decimals with Rust rounding (§19.3)",
     [999_999_999_999_999n, "1000tb"],
   ];
   for (const [b, want] of cases) eq(formatSize(b), want, `${b}`);
+});
+
+Deno.test("formatSizeExact: no rounding, in the largest decimal unit not above it", () => {
+  const cases: [bigint, string][] = [
+    [0n, "0b"],
+    [999n, "999b"],
+    [1000n, "1kb"],
+    [48_213n, "48.213kb"],
+    [48_199n, "48.199kb"],
+    [999_999n, "999.999kb"],
+    [1_000_001n, "1.000001mb"],
+    [1_500_000_000n, "1.5gb"],
+    [-5n, "-5b"],
+  ];
+  for (const [b, want] of cases) eq(formatSizeExact(b), want, `${b}`);
+});
+
+Deno.test("renderBlock exactSizes: a text reader gets every size unrounded, a terminal 2 decimals", () => {
+  const t = new TableV([
+    rec({ name: "a.bin", size: new SizeV(48_213n) }),
+    rec({ name: "b.bin", size: new SizeV(48_199n) }),
+  ]);
+  const exact = renderBlock(t, 80, { exactSizes: true });
+  ok(exact.includes("48.213kb") && exact.includes("48.199kb"), exact);
+  const human = renderBlock(t, 80);
+  ok(human.includes("48.21kb") && human.includes("48.2kb"), human);
+  eq(renderBlock(new SizeV(48_213n), 80, { exactSizes: true }), "48.213kb");
+  eq(renderBlock(rec({ s: new SizeV(1_234_567n) }), 80, { exactSizes: true }), "s: 1.234567mb");
 });
 
 Deno.test("formatDuration: greedy non-zero units (§19.4)", () => {
