@@ -3,7 +3,7 @@
  * `display`. (`feed` needs the process layer and is dispatched by the evaluator.)
  */
 
-import { isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { fail } from "../../value/errors.ts";
 import { stringifyValue } from "../../value/json.ts";
 import { formatFloat } from "../../value/render.ts";
@@ -14,6 +14,7 @@ import { arity, fnArg } from "./args.ts";
 import { journaledWrite } from "../journal_port.ts";
 import { fsOf } from "../fs_port.ts";
 import { doc } from "../docs.ts";
+import { isNotFound, osReason } from "../builtins/fs_util.ts";
 
 const STRICT_UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const LOSSY_UTF8 = new TextDecoder("utf-8", { ignoreBOM: true });
@@ -96,8 +97,9 @@ function writer(name: "save" | "append") {
         () => fsOf(ip).writeFile(target, data, { append: name === "append" }),
       );
     } catch (e) {
-      const why = e instanceof Error ? e.message : String(e);
-      throw fail("custom", `${name} ${target}: ${why}`, null, args.span);
+      // A missing directory is the usual cause; say which, and how to make it.
+      const hint = isNotFound(e) ? `create its directory first: mkdir -p ${dirname(target)}` : null;
+      throw fail("custom", `${name} ${target}: ${osReason(e)}`, hint, args.span);
     }
     return recv;
   };

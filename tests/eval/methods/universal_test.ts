@@ -48,7 +48,12 @@ Deno.test("save/append: raw str and bytes, compact JSON otherwise; relative to c
   assert.equal(read("r.json"), '{"a":1,"b":[1,"x"]}');
   await call(ip, 5, "save", [join(ip.dir, "abs.txt")]);
   assert.equal(read("abs.txt"), "5");
-  await assertFails(() => call(ip, "x", "save", ["no/such/dir/f.txt"]), "custom", "save");
+  const missing = await assertFails(() => call(ip, "x", "save", ["no/such/dir/f.txt"]), "custom");
+  assert.match(missing.err.msg, /^save .*no\/such\/dir\/f\.txt: No such file or directory/);
+  assert.equal(
+    missing.err.hint,
+    `create its directory first: mkdir -p ${join(ip.dir, "no/such/dir")}`,
+  );
   await assertFails(() => call(ip, "x", "save", [5]), "type_error");
   await assertFails(() => call(ip, "x", "save", []), "arg_error");
 });
