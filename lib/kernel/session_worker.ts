@@ -15,23 +15,13 @@
 
 import { createHash } from "node:crypto";
 import { Evaluator } from "../eval/mod.ts";
-import { hasAdaptedValue } from "../eval/adapters/mod.ts";
 import { toErrorValue } from "../eval/errors.ts";
 import { outcomeOut as deriveOut } from "../eval/outcome.ts";
 import { ParseError } from "../syntax/mod.ts";
-import {
-  BytesV,
-  type ErrorV,
-  ListV,
-  OutcomeV,
-  RecordV,
-  TableV,
-  typeName,
-  type Value,
-} from "../value/types.ts";
+import { BytesV, type ErrorV, OutcomeV, TableV, typeName, type Value } from "../value/types.ts";
 import { fail } from "../value/errors.ts";
-import { displayTop, renderBlock } from "../value/render.ts";
 import { joinPath, pageAt, pagedRender } from "./paged_render.ts";
+import { statementText } from "./statement_text.ts";
 import { elide, elisionCount, HARD_CAP, resolveBudget, uriWithPath } from "../value/elide.ts";
 import { parsePath, SelectError, selectPath, sliceValue } from "../value/select.ts";
 import { decodeWire, utf8Length } from "../value/wire.ts";
@@ -208,21 +198,7 @@ async function init(m: InitMsg): Promise<void> {
     stateDir: m.stateDir ?? null,
     ports: {
       sink: (v) => {
-        // A command's statement value shows what a terminal would: its output text; a list,
-        // record or table (a builtin's, like `rm` or `ls` on the way, or a plain value) as
-        // the block the final value would get, not one long inline line.
-        const shown = v instanceof OutcomeV && v.pid === 0 && v.parsed !== undefined ? v.parsed : v;
-        const text = hasAdaptedValue(v) || shown instanceof ListV ||
-            shown instanceof RecordV || shown instanceof TableV
-          ? renderBlock(shown, 80, {
-            cwd: ev.cwd(),
-            wholeLastColumn: !execTty,
-            exactSizes: !execTty,
-          }) + "\n"
-          : v instanceof OutcomeV
-          ? lossy.decode(v.stdout)
-          : displayTop(v) + "\n";
-        sinkText = appendBounded(sinkText, text === "" || text.endsWith("\n") ? text : text + "\n");
+        sinkText = appendBounded(sinkText, statementText(v, { cwd: ev.cwd(), tty: execTty }));
       },
       stderr: (text) => {
         diagText = appendBounded(diagText, text);

@@ -228,6 +228,19 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       assertEquals(w.uri, big.uri);
       const echo = await c.call<R>("exec", { src: "echo first\n40 + 2" });
       assertEquals(echo.render, "first\n42");
+      // a loop of rm in statement position: one line of what moved each, not a table each
+      const dir = await Deno.makeTempDir({ prefix: "shoal-sink-rm-" });
+      for (const n of ["a.tmp", "b.tmp"]) await Deno.writeTextFile(`${dir}/${n}`, "x");
+      const rm = await c.call<R>("exec", {
+        src: `with cwd: "${dir}" { for f in glob("*.tmp").expand() { rm (f) } }\n1`,
+      });
+      // (relative to the cwd the rm ran in)
+      const trashLine = /^moved to the trash \(undo puts back\): (a|b)\.tmp$/;
+      const lines = String(rm.render).split("\n");
+      assertEquals(lines.length, 3, String(rm.render));
+      assertMatch(lines[0], trashLine);
+      assertMatch(lines[1], trashLine);
+      await Deno.remove(dir, { recursive: true });
     });
 
     await t.step("exec: async, timeout_ms inline and timed out, task events", async () => {

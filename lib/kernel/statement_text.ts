@@ -1,0 +1,66 @@
+/**
+ * What a statement's value adds to an exec's output (the evaluator's sink), as a terminal
+ * would show it: a command's output text; a list, record or table (a builtin's, like `ls` on
+ * the way, or a plain value) as the block a final value would get, not one long inline line.
+ * For a reader of text (not a tty) `rm`'s rows are one line of what moved — a loop of `rm`s is
+ * otherwise a table per file, each with a long `restore` command the final value repeats.
+ *
+ * @module
+ */
+
+import { hasAdaptedValue } from "../eval/adapters/mod.ts";
+import { displayTop, relPath, renderBlock } from "../value/render.ts";
+import { ListV, OutcomeV, PathV, RecordV, TableV, type Value } from "../value/types.ts";
+
+const lossy = new TextDecoder();
+
+/** Paths named in one trash line; the rest are counted. */
+const TRASH_NAMED = 20;
+
+/** Who reads the exec's output. */
+export interface StatementReader {
+  /** The session's directory (paths under it are shown relative). */
+  cwd: string;
+  /** A terminal (else a reader of text: an agent, a pipe). */
+  tty: boolean;
+}
+
+/** The text `v` (a statement's value) adds to the exec's output; ends in a newline or is "". */
+export function statementText(v: Value, reader: StatementReader): string {
+  const shown = v instanceof OutcomeV && v.pid === 0 && v.parsed !== undefined ? v.parsed : v;
+  let text: string;
+  const moved = reader.tty ? null : trashedPaths(shown);
+  if (moved !== null) text = trashLine(moved, reader.cwd);
+  else if (
+    hasAdaptedValue(v) || shown instanceof ListV || shown instanceof RecordV ||
+    shown instanceof TableV
+  ) {
+    text = renderBlock(shown, 80, {
+      cwd: reader.cwd,
+      wholeLastColumn: !reader.tty,
+      exactSizes: !reader.tty,
+    });
+  } else if (v instanceof OutcomeV) text = lossy.decode(v.stdout);
+  else text = displayTop(v);
+  return text === "" || text.endsWith("\n") ? text : text + "\n";
+}
+
+/** The original paths of `rm`'s rows (records of exactly path, trash, restore); else null. */
+function trashedPaths(v: Value): string[] | null {
+  if (!(v instanceof ListV) || v.items.length === 0) return null;
+  const out: string[] = [];
+  for (const r of v.items) {
+    if (!(r instanceof RecordV) || r.fields.size !== 3) return null;
+    const p = r.fields.get("path");
+    if (!(p instanceof PathV) || !(r.fields.get("trash") instanceof PathV)) return null;
+    if (typeof r.fields.get("restore") !== "string") return null;
+    out.push(p.path);
+  }
+  return out;
+}
+
+function trashLine(paths: string[], cwd: string): string {
+  const named = paths.slice(0, TRASH_NAMED).map((p) => relPath(p, cwd)).join(", ");
+  const more = paths.length > TRASH_NAMED ? ` … ${paths.length - TRASH_NAMED} more` : "";
+  return `moved to the trash (undo puts back): ${named}${more}`;
+}
