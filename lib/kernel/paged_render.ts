@@ -6,7 +6,7 @@
  */
 
 import { boundText } from "../client/bound_text.ts";
-import { type Cut, moreLine, renderBlock } from "../value/render.ts";
+import { type Cut, moreLine, readerWidth, renderBlock } from "../value/render.ts";
 import type { Value } from "../value/types.ts";
 
 /** Characters of text one page asks for. */
@@ -78,7 +78,7 @@ export function pageAt(
 /** Render `v` bounded for the wire, with `more` when it was cut. */
 export function pagedRender(v: Value, place: RenderPlace): { render: string; more?: More } {
   let first: Cut | null = null;
-  const body = v === null ? "" : renderBlock(v, 80, {
+  const body = v === null ? "" : renderBlock(v, readerWidth(place.tty), {
     cwd: place.cwd,
     maxRows: place.maxRows,
     // Text readers (agents, not a terminal) get a table's last column whole, sizes exact.

@@ -9,7 +9,7 @@
  */
 
 import { hasAdaptedValue } from "../eval/adapters/mod.ts";
-import { displayTop, relPath, renderBlock } from "../value/render.ts";
+import { displayTop, readerWidth, relPath, renderBlock } from "../value/render.ts";
 import { ListV, OutcomeV, PathV, RecordV, TableV, type Value } from "../value/types.ts";
 
 const lossy = new TextDecoder();
@@ -35,7 +35,7 @@ export function statementText(v: Value, reader: StatementReader): string {
     hasAdaptedValue(v) || shown instanceof ListV || shown instanceof RecordV ||
     shown instanceof TableV
   ) {
-    text = renderBlock(shown, 80, {
+    text = renderBlock(shown, readerWidth(reader.tty), {
       cwd: reader.cwd,
       wholeLastColumn: !reader.tty,
       exactSizes: !reader.tty,

@@ -396,6 +396,14 @@ export interface BlockOptions {
   exactSizes?: boolean;
 }
 
+/**
+ * The width a block is laid out at for its reader: a terminal's 80 columns, or 160 for a reader
+ * of text (an agent), which never wraps and pays a call for every cell cut short.
+ */
+export function readerWidth(tty: boolean): number {
+  return tty ? 80 : 160;
+}
+
 const DEFAULT_MAX_ROWS = 50;
 const DEFAULT_MAX_CHARS = 65536;
 /** A list item or record field on a line of its own is cut only past this many widths. */

@@ -126,6 +126,12 @@ function statTest(ip: Interp, p: string, test: (i: FsInfo) => boolean): boolean 
 
 /** The path method table. */
 export const PATH_METHODS: MethodTable = {
+  // An `ls` row's column is `path`; a path from `glob` answers to the same name.
+  path: doc(
+    ".path -> path",
+    "the path itself (as an ls row's .path)",
+    pure("path", (p) => new PathV(p)),
+  ),
   name: doc(".name -> str", "the last component (file name)", pure("name", (p) => fileName(p))),
   stem: doc(
     ".stem -> str",
