@@ -106,6 +106,10 @@ Deno.test("text twins an agent can act on in one call", opts, async (t) => {
       assertMatch(text(sized), /big\.txt\s+file\s+48\.213kb\s/);
       assertMatch(text(sized), /^\[1\] 48\.213kb$/m);
       await Deno.remove(`${dir}/src/big.txt`);
+      // laid out at 160 columns for a reader of text: two 50-character cells are not cut
+      const [a, b] = ["a".repeat(50), "b".repeat(50)];
+      const wide = await exec(m, `[{k: "${a}", v: "${b}", n: 1}, {k: "x", v: "y", n: 2}]`);
+      assert(text(wide).includes(`${a}  ${b}`), text(wide));
       const big = await exec(m, "(0..300).map(x => {n: x, sq: x * x})");
       assertMatch(
         text(big),

@@ -206,6 +206,8 @@ Deno.test("path methods: pure on the text, filesystem against the session cwd", 
     const ev = session(dir);
     const cases: [string, string][] = [
       [`path("a/b.tar.gz").stem`, `"b.tar"`],
+      // the same name as an ls row's column, so glob paths and rows read alike
+      [`path("a/b.tar.gz").path`, "a/b.tar.gz"],
       [`path("a/b.tar.gz").ext`, `"gz"`],
       [`path(".bashrc").ext`, "null"],
       [`path(".bashrc").stem`, `".bashrc"`],
