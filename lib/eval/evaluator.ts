@@ -6,7 +6,7 @@
  * @module
  */
 
-import type { CmdExpr, Expr, Program, Span, WithExpr } from "../syntax/ast.ts";
+import type { CmdExpr, Expr, Program, Span, Stmt, WithExpr } from "../syntax/ast.ts";
 import {
   BytesV,
   ClosureV,
@@ -370,9 +370,9 @@ export class Evaluator implements Interp {
   }
 
   /** Send a non-final statement value to the sink (nulls are skipped). */
-  sink(v: Value): MaybePromise<void> {
+  sink(v: Value, from?: Stmt): MaybePromise<void> {
     if (v === null) return;
-    return this.ports.sink(v);
+    return this.ports.sink(v, from);
   }
 
   /**

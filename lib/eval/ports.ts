@@ -11,6 +11,7 @@
  */
 
 import type { Value } from "../value/types.ts";
+import type { Stmt } from "../syntax/ast.ts";
 import type { MaybePromise } from "./maybe.ts";
 import { type CaptureOptions, type CaptureResult, spawnCapture } from "../exec/mod.ts";
 import type { JournalPort } from "./journal_port.ts";
@@ -60,8 +61,12 @@ export interface ProcessPort {
 /** All ports. */
 export interface Ports {
   clock: ClockPort;
-  /** Receives non-final top-level statement values (language §7.1). */
-  sink(v: Value): MaybePromise<void>;
+  /**
+   * Receives non-final top-level statement values (language §7.1); `from` is the statement of
+   * the host's own program when the host runs it statement by statement (the kernel's journal
+   * does), never one of a `source`d file.
+   */
+  sink(v: Value, from?: Stmt): MaybePromise<void>;
   /** Diagnostics that are not values (glob "no matches" lints…). */
   stderr(text: string): void;
   process: ProcessPort;

@@ -591,7 +591,7 @@ export function evalByStatement(
       const after = (v: Value): MaybePromise<Value> | typeof CONTINUE => {
         f.value = v;
         if (last || ev.pendingExit !== null) return v;
-        const s = ev.sink(v);
+        const s = ev.sink(v, body[i]);
         return isPromise(s) ? s.then(() => step(i + 1)) : CONTINUE;
       };
       if (isPromise(r)) {

@@ -21,7 +21,7 @@ import { ParseError } from "../syntax/mod.ts";
 import { BytesV, type ErrorV, OutcomeV, TableV, typeName, type Value } from "../value/types.ts";
 import { fail } from "../value/errors.ts";
 import { joinPath, pageAt, pagedRender } from "./paged_render.ts";
-import { statementText } from "./statement_text.ts";
+import { statementLabel, statementText } from "./statement_text.ts";
 import { elide, elisionCount, HARD_CAP, resolveBudget, uriWithPath } from "../value/elide.ts";
 import { parsePath, SelectError, selectPath, sliceValue } from "../value/select.ts";
 import { decodeWire, utf8Length } from "../value/wire.ts";
@@ -113,6 +113,10 @@ const REPORT_CHILD_AFTER_MS = 25;
 const liveGroups = new Set<number>();
 /** Whether the running exec's client is a terminal (renders keep to its width then). */
 let execTty = false;
+/** The running exec's source (what a statement's output is labelled with). */
+let execSrc = "";
+/** Whether a statement's output in the running exec came under its source's label. */
+let execLabelled = false;
 /** Whether the running exec started any command (no sweep is needed otherwise). */
 let commandsRan = false;
 
@@ -197,8 +201,11 @@ async function init(m: InitMsg): Promise<void> {
     config: configSnapshotFor(m.cwd, m.env),
     stateDir: m.stateDir ?? null,
     ports: {
-      sink: (v) => {
-        sinkText = appendBounded(sinkText, statementText(v, { cwd: ev.cwd(), tty: execTty }));
+      sink: (v, from) => {
+        const reader = { cwd: ev.cwd(), tty: execTty };
+        const text = statementText(v, reader, from && { stmt: from, src: execSrc });
+        if (text.startsWith("› ")) execLabelled = true;
+        sinkText = appendBounded(sinkText, text);
       },
       stderr: (text) => {
         diagText = appendBounded(diagText, text);
@@ -386,6 +393,8 @@ function errorData(err: ErrorV, ref: string, uri: string): Record<string, unknow
 async function runExec(m: ExecMsg): Promise<void> {
   const flag = slots.flag(m.slot);
   execTty = m.tty;
+  execSrc = m.src;
+  execLabelled = false;
   // Local flags (no shared mapping) are reset here; a shared slot was reset by the kernel.
   if (!slots.shared) Atomics.store(flag, 0, 0);
   current = { task: m.task, flag, abort: new AbortController() };
@@ -513,9 +522,9 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
   let value: Value;
   let raised: ErrorV | null = null;
   try {
-    const run = journal
-      ? evalByStatement(ev, program, m.position, exec.stmts, toErrorValue)
-      : ev.evalProgram(program, m.position);
+    // Statement by statement, journaled or not: each statement's facts, and the statement a
+    // non-final value came from (its output is labelled with it).
+    const run = evalByStatement(ev, program, m.position, exec.stmts, toErrorValue);
     // It waits on something (a process, a timer): from here a crash leaves a running row.
     if (isPromise(run)) execLog?.begun();
     value = await run;
@@ -543,13 +552,17 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
   const budget = resolveBudget(m.elide);
   const wire = elide(value, uri, budget, outcomeOut);
   const isOutcome = value instanceof OutcomeV;
+  // Once an earlier statement's output was labelled, the final value is too.
+  const last = program.body.at(-1);
+  const reader = { cwd: ev.cwd(), tty: m.tty };
+  const finalLabel = execLabelled && last ? statementLabel({ stmt: last, src: m.src }, reader) : "";
   const shown = pagedRender(value, {
     ref,
     path: "",
     offset: 0,
     cwd: ev.cwd(),
     tty: m.tty,
-    before: sinkText,
+    before: sinkText + finalLabel,
   });
   return {
     t: "done",

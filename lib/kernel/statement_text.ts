@@ -9,6 +9,8 @@
  */
 
 import { hasAdaptedValue } from "../eval/adapters/mod.ts";
+import { isCommandExpr } from "../eval/expressions.ts";
+import type { Stmt } from "../syntax/ast.ts";
 import { displayTop, readerWidth, relPath, renderBlock } from "../value/render.ts";
 import { ListV, OutcomeV, PathV, RecordV, TableV, type Value } from "../value/types.ts";
 
@@ -25,8 +27,51 @@ export interface StatementReader {
   tty: boolean;
 }
 
-/** The text `v` (a statement's value) adds to the exec's output; ends in a newline or is "". */
-export function statementText(v: Value, reader: StatementReader): string {
+/** Characters of a statement's source its label shows. */
+const LABEL_CHARS = 72;
+
+/**
+ * The text `v` (a statement's value) adds to the exec's output; ends in a newline or is "".
+ * For a reader of text, the value of a top-level expression statement (not a command, whose
+ * output reads as a shell's would) comes under its source, `› "…".save("f")`: a `.save` and a
+ * read-back of the same text otherwise look like one file written twice.
+ */
+export function statementText(
+  v: Value,
+  reader: StatementReader,
+  from?: StatementSource,
+): string {
+  const body = valueText(v, reader);
+  return body === "" || from === undefined ? body : statementLabel(from, reader) + body;
+}
+
+/** A top-level statement and the exec's source it was parsed from. */
+export interface StatementSource {
+  stmt: Stmt;
+  src: string;
+}
+
+/**
+ * `› SOURCE` and a newline for a top-level expression statement read as text ("" for a tty, a
+ * command or another statement); the final value gets one too once an earlier one had it.
+ */
+export function statementLabel(from: StatementSource, reader: StatementReader): string {
+  const st = from.stmt;
+  if (reader.tty || st.kind !== "ExprStmt" || isCommandExpr(st.expr)) return "";
+  return `› ${label(from.src.slice(st.span[0], st.span[1]))}\n`;
+}
+
+function label(src: string): string {
+  const line = src.split("\n", 1)[0].trim();
+  const more = line.length < src.trim().length;
+  return line.length > LABEL_CHARS
+    ? line.slice(0, LABEL_CHARS - 1) + "…"
+    : more
+    ? `${line} …`
+    : line;
+}
+
+function valueText(v: Value, reader: StatementReader): string {
   const shown = v instanceof OutcomeV && v.pid === 0 && v.parsed !== undefined ? v.parsed : v;
   let text: string;
   const moved = reader.tty ? null : trashedPaths(shown);

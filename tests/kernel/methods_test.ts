@@ -240,6 +240,17 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       assertEquals(lines.length, 3, String(rm.render));
       assertMatch(lines[0], trashLine);
       assertMatch(lines[1], trashLine);
+      // a top-level expression statement's value comes under its source for a text reader
+      const saved = await c.call<R>("exec", {
+        src: `"alpha\\n".save("${dir}/r.txt")\npath("${dir}/r.txt").read()`,
+      });
+      assertEquals(
+        saved.render,
+        `› "alpha\\n".save("${dir}/r.txt")\nalpha\n› path("${dir}/r.txt").read()\nalpha`,
+      );
+      // a command's output reads as a shell's: no label, and none on the value after it
+      const cmd = await c.call<R>("exec", { src: "echo first\n40 + 2" });
+      assertEquals(cmd.render, "first\n42");
       await Deno.remove(dir, { recursive: true });
     });
 
