@@ -235,3 +235,53 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "stdin that is a regular file (not a pipe): every request in it is answered, then exit 0",
+  opts,
+  async () => {
+    // A pipe is read on the event loop (node:net over fd 0); a file cannot be, and must still work.
+    const k = await startKernel();
+    try {
+      const reqs = join(k.dir, "requests.jsonl");
+      const msgs = [
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "f" } },
+        },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        {
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "shoal_exec", arguments: { src: "6 * 7" } },
+        },
+      ];
+      await Deno.writeTextFile(reqs, msgs.map((m) => JSON.stringify(m)).join("\n") + "\n");
+      const sh = await new Deno.Command("sh", {
+        args: [
+          "-c",
+          '"$0" run -A --unstable-worker-options --config "$1" "$2" --socket "$3" < "$4"',
+          Deno.execPath(),
+          CONFIG,
+          MCP,
+          k.socket,
+          reqs,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const out = await within(60_000, sh.output(), "shoal-mcp exit");
+      assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+      const lines = new TextDecoder().decode(out.stdout).trim().split("\n").map((l) =>
+        JSON.parse(l)
+      );
+      assertEquals(lines.map((l) => l.id), [1, 2]);
+      assertEquals(lines[1].result.structuredContent.value, { $: "int", v: 42 });
+    } finally {
+      await k.stop();
+    }
+  },
+);
