@@ -1,15 +1,17 @@
 /**
- * Standard input as a {@link ByteReader} read on the event loop. `Deno.stdin.read` runs each
- * read on a blocking-pool thread, so every request a host writes wakes that thread first and
- * the event loop second; `node:net` over fd 0 polls the pipe (or socket) in the event loop
- * itself, one wake-up per request (what the session process does for its own stdin). A
- * terminal, a regular file or anything else `node:net` cannot take stays on `Deno.stdin`.
+ * Standard input and output on the event loop. `Deno.stdin.read` runs each read on a
+ * blocking-pool thread, so every request a host writes wakes that thread first and the event
+ * loop second; `node:net` over fd 0 polls the pipe (or socket) in the event loop itself, one
+ * wake-up per request (what the session process does for its own stdin). Responses go out the
+ * same way over fd 1 (written at once when the pipe has room, queued when it is full — never a
+ * blocking write that would stall the facade). A terminal, a regular file or anything else
+ * `node:net` cannot take stays on `Deno.stdin` / `Deno.stdout`.
  *
  * @module
  */
 
 import net from "node:net";
-import type { ByteReader } from "../client/framing.ts";
+import type { ByteReader, ByteWriter } from "../client/framing.ts";
 
 /** Bytes held unread before the socket is paused (the host then waits on a full pipe). */
 const HIGH_WATER = 1 << 20;
@@ -78,4 +80,22 @@ export function stdinReader(): ByteReader {
   } catch {
     return Deno.stdin; // "Unsupported fd type" (a regular file, /dev/null…)
   }
+}
+
+/** Our stdout for the MCP transport: on the event loop when it is a pipe or socket. */
+export function stdoutWriter(): ByteWriter {
+  if (Deno.stdout.isTerminal()) return Deno.stdout;
+  let sock: net.Socket;
+  try {
+    sock = new net.Socket({ fd: 1, readable: false, writable: true });
+  } catch {
+    return Deno.stdout;
+  }
+  return {
+    // Resolves once the bytes are handed to the OS, so frames stay whole and in order.
+    write: (p) =>
+      new Promise((resolve, reject) =>
+        sock.write(p, (e?: Error | null) => e ? reject(e) : resolve(p.length))
+      ),
+  };
 }
