@@ -35,6 +35,7 @@ import { type ToolContext, toolListing, TOOLS, TOOLS_BY_NAME, validateArgs } fro
 import { BadUri } from "./uri.ts";
 import { InputNeeded, legacyAsk, modernAsk, StateSeal } from "./approval.ts";
 import { DenoStdioTransport } from "./stdio.ts";
+import { stdinReader, stdoutWriter } from "./event_stdio.ts";
 
 /** Server identity. */
 export const SERVER_INFO = { name: "shoal-mcp", version: denoJson.version };
@@ -300,7 +301,7 @@ export async function mcpMain(args: string[]): Promise<number> {
   const text = await instructions(cfg.budgetMs);
   let done!: () => void;
   const closed = new Promise<void>((r) => (done = r));
-  const stdio = new DenoStdioTransport(listenInspector(subs));
+  const stdio = new DenoStdioTransport(listenInspector(subs), stdinReader(), stdoutWriter());
   const transport = new TasksWire(stdio);
   serveStdio(() => {
     server = buildServer(link, subs, cfg, text, transport);

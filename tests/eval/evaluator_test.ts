@@ -298,3 +298,18 @@ Deno.test("glob values: paths with .type, spread into path-taking builtins", asy
   const e = await code('path("c.txt").typ', ev);
   assert.match(e.err.hint ?? "", /path has .*\.type/);
 });
+
+Deno.test("the cancel flag stops a command after back-to-back commands shared one poll", async () => {
+  // The flag poll outlives the command that started it (a cleared Deno timer still wakes the
+  // event loop, so each command no longer starts and clears its own); it must still notice.
+  const flag = new Int32Array(new SharedArrayBuffer(4));
+  const ev = new Evaluator({ cwd: tmp(), env: { PATH: Deno.env.get("PATH") ?? "" }, cancel: flag });
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await ev.evalProgram(ev.parse("^true")) as OutcomeV).ok, true);
+  }
+  const long = Promise.resolve(ev.evalProgram(ev.parse("^sleep 30")));
+  setTimeout(() => Atomics.store(flag, 0, 1), 100);
+  await assert.rejects(long, (e: unknown) => e instanceof ShoalError && e.err.code === "cancelled");
+  Atomics.store(flag, 0, 0);
+  assert.equal((await ev.evalProgram(ev.parse("^true")) as OutcomeV).ok, true);
+});

@@ -1,7 +1,13 @@
 // The Linux signal table: numbers ↔ names, aliases, real-time spelling.
 
 import assert from "node:assert/strict";
-import { signalName, signalNumber, signalTable } from "../../lib/exec/mod.ts";
+import {
+  signalGroup,
+  signalName,
+  signalNumber,
+  signalTable,
+  spawnStreaming,
+} from "../../lib/exec/mod.ts";
 
 Deno.test("classic signals map both ways", () => {
   const expected: [number, string][] = [
@@ -54,4 +60,18 @@ Deno.test("the table covers 1…64 with unique names that round-trip", () => {
   assert.equal(signalName(50), "SIGRTMAX-14");
   assert.equal(signalName(64), "SIGRTMAX");
   assert.equal(signalName(99), "SIG99");
+});
+
+Deno.test("signalGroup: true while the group lives, false once it is gone (never a throw)", async () => {
+  const child = await spawnStreaming({
+    argv: ["sleep", "30"],
+    cwd: "/",
+    env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" },
+  });
+  assert.equal(signalGroup(child.pgid, "SIGTERM"), true);
+  const r = await child.result;
+  assert.equal(r.signal, "SIGTERM");
+  assert.equal(signalGroup(child.pgid, "SIGKILL"), false);
+  assert.equal(signalGroup(child.pgid, "SIGRTMIN+1"), false);
+  assert.throws(() => signalGroup(1, "SIGTERM"), RangeError);
 });

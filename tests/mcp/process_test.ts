@@ -235,3 +235,83 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "stdin and stdout that are regular files (not pipes): every request is answered, then exit 0",
+  opts,
+  async () => {
+    // Pipes are served on the event loop (node:net over fds 0 and 1); files cannot be, and must
+    // still work.
+    const k = await startKernel();
+    try {
+      const reqs = join(k.dir, "requests.jsonl");
+      const answers = join(k.dir, "answers.jsonl");
+      const msgs = [
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "initialize",
+          params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "f" } },
+        },
+        { jsonrpc: "2.0", method: "notifications/initialized" },
+        {
+          jsonrpc: "2.0",
+          id: 2,
+          method: "tools/call",
+          params: { name: "shoal_exec", arguments: { src: "6 * 7" } },
+        },
+      ];
+      await Deno.writeTextFile(reqs, msgs.map((m) => JSON.stringify(m)).join("\n") + "\n");
+      const sh = await new Deno.Command("sh", {
+        args: [
+          "-c",
+          '"$0" run -A --unstable-worker-options --config "$1" "$2" --socket "$3" < "$4" > "$5"',
+          Deno.execPath(),
+          CONFIG,
+          MCP,
+          k.socket,
+          reqs,
+          answers,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).spawn();
+      const out = await within(60_000, sh.output(), "shoal-mcp exit");
+      assertEquals(out.code, 0, new TextDecoder().decode(out.stderr));
+      const lines = (await Deno.readTextFile(answers)).trim().split("\n").map((l) => JSON.parse(l));
+      assertEquals(lines.map((l) => l.id), [1, 2]);
+      assertEquals(lines[1].result.structuredContent.value, { $: "int", v: 42 });
+    } finally {
+      await k.stop();
+    }
+  },
+);
+
+Deno.test(
+  "responses larger than the stdout pipe arrive whole and in order, interleaved with small ones",
+  opts,
+  async () => {
+    const k = await startKernel();
+    try {
+      const m = await connectMcp("legacy", ["--socket", k.socket]);
+      try {
+        const big = "sh { head -c 200000 /dev/zero | tr '\\0' a }";
+        const calls = [big, "1 + 2", big, "6 * 7"].map((src) =>
+          within(60_000, m.client.callTool({ name: "shoal_exec", arguments: { src } }), src)
+        );
+        const [b1, small1, b2, small2] = await Promise.all(calls);
+        for (const b of [b1, b2]) {
+          const size = JSON.stringify(b).length;
+          assert(size > 65536, `a response over one pipe capacity (${size} bytes)`);
+          assertMatch(text(b), /^a{1000}/);
+        }
+        assertEquals(text(small1), "3");
+        assertEquals(text(small2), "42");
+      } finally {
+        await m.close();
+      }
+    } finally {
+      await k.stop();
+    }
+  },
+);
