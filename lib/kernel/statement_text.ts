@@ -58,7 +58,10 @@ export interface StatementSource {
 export function statementLabel(from: StatementSource, reader: StatementReader): string {
   const st = from.stmt;
   if (reader.tty || st.kind !== "ExprStmt" || isCommandExpr(st.expr)) return "";
-  return `› ${label(from.src.slice(st.span[0], st.span[1]))}\n`;
+  // A statement's span starts at its expression, inside any parentheses it opens with.
+  let s = st.span[0];
+  while (s > 0 && /[(\s]/.test(from.src[s - 1]) && from.src[s - 1] !== "\n") s--;
+  return `› ${label(from.src.slice(s, st.span[1]))}\n`;
 }
 
 function label(src: string): string {

@@ -248,6 +248,11 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
         saved.render,
         `› "alpha\\n".save("${dir}/r.txt")\nalpha\n› path("${dir}/r.txt").read()\nalpha`,
       );
+      // the label is the statement as written, parentheses and all
+      const paren = await c.call<R>("exec", {
+        src: `"b".save("${dir}/q.txt")\n(cat ${dir}/q.txt).str()`,
+      });
+      assertMatch(String(paren.render), /\n› \(cat \S+\/q\.txt\)\.str\(\)\n"b"$/);
       // a command's output reads as a shell's: no label, and none on the value after it
       const cmd = await c.call<R>("exec", { src: "echo first\n40 + 2" });
       assertEquals(cmd.render, "first\n42");

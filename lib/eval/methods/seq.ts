@@ -435,6 +435,12 @@ function collectionItems(v: Value, span: MethodArgs["span"], context: string): S
 /** Collection methods by name (receiver: list, table, range; str as its chars). */
 export const SEQ_METHODS: MethodTable = {
   len: doc(".len() -> int", "number of items", count("len")),
+  // A glob's `.expand()` is often written after `.where(…)` already made it a list.
+  expand: doc(".expand() -> list", "the items as a list (a list is itself)", (_ip, recv, args) => {
+    arity("expand", args, 0, 0);
+    if (recv instanceof ListV) return recv;
+    return new ListV([...elements("expand", seqOf("expand", recv, args), args.span)]);
+  }),
   count: doc(".count() -> int", "number of items (same as .len())", count("count")),
   is_empty: doc(".is_empty() -> bool", "true when there are no items", count("is_empty")),
   first: doc(

@@ -24,6 +24,8 @@ Deno.test("seq: counts, first/last, take/skip (corpus values)", async () => {
   const cases: [Value, string, Value[], string][] = [
     [L(1, 2, 3), "len", [], "3"],
     [L(1, 2, 3), "count", [], "3"],
+    // a glob's .expand() written after .where(…) made it a list: the list
+    [L(1, 2, 3), "expand", [], "[1, 2, 3]"],
     [L(), "is_empty", [], "true"],
     [L(1), "is_empty", [], "false"],
     [L(1, 2, 3), "first", [2], "[1, 2]"],
