@@ -81,9 +81,8 @@ export function pagedRender(v: Value, place: RenderPlace): { render: string; mor
   const body = v === null ? "" : renderBlock(v, readerWidth(place.tty), {
     cwd: place.cwd,
     maxRows: place.maxRows,
-    // Text readers (agents, not a terminal) get a table's last column whole, sizes exact.
-    wholeLastColumn: !place.tty,
-    exactSizes: !place.tty,
+    // Text readers (agents, not a terminal): last column whole, sizes exact, items counted.
+    forText: !place.tty,
     more: (cut) => {
       // Columns and nested cuts are not pageable by a slice; the first row/line cut is.
       first ??= cut;

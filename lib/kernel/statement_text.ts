@@ -85,8 +85,7 @@ function valueText(v: Value, reader: StatementReader): string {
   ) {
     text = renderBlock(shown, readerWidth(reader.tty), {
       cwd: reader.cwd,
-      wholeLastColumn: !reader.tty,
-      exactSizes: !reader.tty,
+      forText: !reader.tty,
     });
   } else if (v instanceof OutcomeV) text = lossy.decode(v.stdout);
   else text = displayTop(v);

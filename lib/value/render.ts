@@ -387,13 +387,13 @@ export interface BlockOptions {
   /** The line that ends a cut value (default: `… 9950 more rows`, `… 12 more lines (3kb)`). */
   more?: (cut: Cut) => string;
   /**
-   * A table's last column is shown whole, past the width (the other columns fit around at most
-   * its first 20 characters). For readers of text that never wrap (agents): a log subject or a
-   * command line is usually the column they came for. Default false (a terminal's width holds).
+   * For a reader of text that never wraps (an agent), not a terminal: a table's last column is
+   * shown whole, past the width (the others fit around its first 20 characters — a log subject
+   * or a command line is usually the column they came for); sizes are exact (`48.213kb`); a
+   * whole list or table of more than a few items says how many (no counting by hand, no call
+   * to ask). Default false.
    */
-  wholeLastColumn?: boolean;
-  /** Sizes without rounding (`48.213kb`): for readers of text (agents). Default false. */
-  exactSizes?: boolean;
+  forText?: boolean;
 }
 
 /**
@@ -405,6 +405,8 @@ export function readerWidth(tty: boolean): number {
 }
 
 const DEFAULT_MAX_ROWS = 50;
+/** A whole list or table this long says, for a reader of text, how many items it has. */
+const COUNTED = 5;
 const DEFAULT_MAX_CHARS = 65536;
 /** A list item or record field on a line of its own is cut only past this many widths. */
 const LINE_WIDTHS = 8;
@@ -423,7 +425,8 @@ interface Opts {
   stderrLines: number;
   more: (cut: Cut) => string;
   path: string;
-  wholeLastColumn: boolean;
+  forText: boolean;
+  /** Sizes without rounding (set for a reader of text). */
   exactSizes: boolean;
 }
 
@@ -509,7 +512,7 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
     const line = cols.map((c, i) => {
       const v = f.get(c) ?? null;
       if (v !== null && !isNumeric(v)) numeric[i] = false;
-      const t = cellText(v, o.wholeLastColumn ? width * LINE_WIDTHS : width, o);
+      const t = cellText(v, o.forText ? width * LINE_WIDTHS : width, o);
       widths[i] = Math.max(widths[i], cpLen(t));
       return t;
     });
@@ -525,7 +528,7 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
   ncols = Math.max(ncols, 1);
   widths.length = ncols;
   // A whole last column: the others fit around its first 20 characters, and it is never cut.
-  const whole = o.wholeLastColumn && ncols === cols.length && ncols > 1 ? widths[ncols - 1] : null;
+  const whole = o.forText && ncols === cols.length && ncols > 1 ? widths[ncols - 1] : null;
   if (whole !== null) widths[ncols - 1] = Math.min(whole, WHOLE_LAST_FIT);
   const total = () => widths.reduce((a, b) => a + b, 0) + 2 * (widths.length - 1);
   let excess = total() - width;
@@ -556,6 +559,7 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
   }
   if (ncols < cols.length) notes.push(`… ${cols.length - ncols} more columns`);
   if (notes.length) lines.push(notes.join(", "));
+  else if (o.forText && rows.length >= COUNTED) lines.push(`(${grouped(rows.length)} rows)`);
   return lines.join("\n");
 }
 
@@ -630,7 +634,7 @@ function renderListBlock(items: readonly Value[], width: number, o: Opts): strin
   if (items.length > shown) {
     const left = items.length - shown;
     lines.push(o.more({ unit: "items", path: o.path, shown, left, next: shown }));
-  }
+  } else if (o.forText && items.length >= COUNTED) lines.push(`(${grouped(items.length)} items)`);
   return lines.join("\n");
 }
 
@@ -814,7 +818,7 @@ export function renderBlock(v: Value, width = 80, opts: BlockOptions = {}): stri
     stderrLines: opts.stderrLines ?? DEFAULT_STDERR_LINES,
     more: opts.more ?? moreLine,
     path: "",
-    wholeLastColumn: opts.wholeLastColumn ?? false,
-    exactSizes: opts.exactSizes ?? false,
+    forText: opts.forText ?? false,
+    exactSizes: opts.forText ?? false,
   });
 }

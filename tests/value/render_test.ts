@@ -122,17 +122,17 @@ Deno.test("formatSizeExact: no rounding, in the largest decimal unit not above i
   for (const [b, want] of cases) eq(formatSizeExact(b), want, `${b}`);
 });
 
-Deno.test("renderBlock exactSizes: a text reader gets every size unrounded, a terminal 2 decimals", () => {
+Deno.test("renderBlock forText: a text reader gets every size unrounded, a terminal 2 decimals", () => {
   const t = new TableV([
     rec({ name: "a.bin", size: new SizeV(48_213n) }),
     rec({ name: "b.bin", size: new SizeV(48_199n) }),
   ]);
-  const exact = renderBlock(t, 80, { exactSizes: true });
+  const exact = renderBlock(t, 80, { forText: true });
   ok(exact.includes("48.213kb") && exact.includes("48.199kb"), exact);
   const human = renderBlock(t, 80);
   ok(human.includes("48.21kb") && human.includes("48.2kb"), human);
-  eq(renderBlock(new SizeV(48_213n), 80, { exactSizes: true }), "48.213kb");
-  eq(renderBlock(rec({ s: new SizeV(1_234_567n) }), 80, { exactSizes: true }), "s: 1.234567mb");
+  eq(renderBlock(new SizeV(48_213n), 80, { forText: true }), "48.213kb");
+  eq(renderBlock(rec({ s: new SizeV(1_234_567n) }), 80, { forText: true }), "s: 1.234567mb");
 });
 
 Deno.test("formatDuration: greedy non-zero units (§19.4)", () => {
@@ -437,13 +437,26 @@ Deno.test("renderBlock: a list item on its own line is not cut at the width", ()
   ok(out.split("\n").some((l) => l.includes(long)), out);
 });
 
-Deno.test("renderBlock: wholeLastColumn keeps a table's last column whole past the width", () => {
+Deno.test("renderBlock forText: a whole list or table of 5+ items says how many", () => {
+  const names = new ListV(Array.from({ length: 17 }, (_, i) => `package-number-${i}`));
+  const text = renderBlock(names, 80, { forText: true });
+  ok(text.endsWith("\n(17 items)"), text);
+  ok(!renderBlock(names, 80).includes("items)"), "a terminal gets no count");
+  const rows = new TableV(Array.from({ length: 6 }, (_, i) => rec({ n: i })));
+  ok(renderBlock(rows, 80, { forText: true }).endsWith("\n(6 rows)"));
+  // a cut one already says what is left; a short one is counted at a glance
+  const many = new TableV(Array.from({ length: 60 }, (_, i) => rec({ n: i })));
+  ok(!renderBlock(many, 80, { forText: true }).includes("(60 rows)"));
+  ok(!renderBlock(new TableV([rec({ n: 1 })]), 80, { forText: true }).includes("rows)"));
+});
+
+Deno.test("renderBlock: forText keeps a table's last column whole past the width", () => {
   const subject = "Fix the off-by-one in the lexer that broke every other line of the corpus";
   const rows = new ListV([
     new RecordV(new Map<string, Value>([["hash", "c".repeat(40)], ["subject", subject]])),
   ]);
   ok(!renderBlock(rows, 80).includes(subject));
-  ok(renderBlock(rows, 80, { wholeLastColumn: true }).includes(subject));
+  ok(renderBlock(rows, 80, { forText: true }).includes(subject));
 });
 
 Deno.test("renderBlock: a list of mixed results shows each as its own numbered block", () => {
