@@ -70,6 +70,20 @@ export function refToUri(ref: string): string | null {
   return `shoal://${ref.slice(0, c)}/${ref.slice(c + 1)}`;
 }
 
+/**
+ * `shoal://out/5?path=.err` → `{ref: "out:5", path: ".err"}` (the link a result shows, given
+ * where a ref goes); null for anything else. Throws BadUri for a malformed shoal:// URI.
+ */
+export function uriToRef(uri: string): { ref: string; path?: string } | null {
+  if (!uri.startsWith("shoal://")) return null;
+  const u = parseShoalUri(uri);
+  if (u.segs.length !== 1) return null;
+  const path = u.query.get("path");
+  return path === undefined
+    ? { ref: `${u.root}:${u.segs[0]}` }
+    : { ref: `${u.root}:${u.segs[0]}`, path };
+}
+
 /** `task:7`, `7` → `7`; null when it is not a task id. */
 export function taskNumber(id: string): string | null {
   const m = /^(?:task:)?([1-9][0-9]*)$/.exec(id);

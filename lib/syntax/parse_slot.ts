@@ -13,6 +13,7 @@
 import type { Expr } from "./ast.ts";
 import { ParseError } from "./errors.ts";
 import type { Parser } from "./parser.ts";
+import { isIdentStart } from "./lexer.ts";
 import { atCommandHead, commandChain } from "./parse_cmd.ts";
 import { catchTail, parseExpr } from "./parse_expr.ts";
 
@@ -21,7 +22,20 @@ export type SlotKind = "item" | "stmt";
 
 /** The slot's value: an expression, or the command written there bare. */
 export function parseSlot(p: Parser, kind: SlotKind): Expr {
-  if (!bareCommandAhead(p)) return parseExpr(p);
+  if (!bareCommandAhead(p)) {
+    const shadow = shadowedCommandAhead(p);
+    if (shadow === null) return parseExpr(p);
+    const e = parseExpr(p);
+    if (slotEnded(p, kind)) return e;
+    // `let ls = …` earlier, then `[ls -a d]`: the name is the variable, which is the rule
+    // (language §2), but nothing says so unless we do.
+    throw p.fail(
+      `\`${shadow.name}\` is a variable here, so \`${shadow.name} …\` is not the command`,
+      shadow.at,
+      shadow.at + shadow.name.length,
+      `a let bound \`${shadow.name}\`; to run the command write ^${shadow.name} …`,
+    );
+  }
   const saved = save(p);
   try {
     const e = parseExpr(p);
@@ -52,9 +66,25 @@ export function parseSlot(p: Parser, kind: SlotKind): Expr {
   return catchTail(p, cmd);
 }
 
-/** A command head followed on the same line by something: `ls d`, not `ls` or `now - 1d`. */
-function bareCommandAhead(p: Parser): boolean {
+/** A name bound as a value, written the way a command with arguments is (`ls -a d`). */
+function shadowedCommandAhead(p: Parser): { name: string; at: number } | null {
   const s = p.nextPos();
+  const q = p.lx.identEnd(s);
+  if (q < 0) return null;
+  const name = p.src.slice(s, q);
+  if (!p.isValue(name) || (p.lx.ch(q) !== 32 && p.lx.ch(q) !== 9)) return null;
+  const n = p.lx.ch(p.lx.skipTrivia(q));
+  // A word or flag follows: not an operator's other operand (`x - 1` has a space after `-`).
+  if (!(n === 45 && /[A-Za-z]/.test(p.src[p.lx.skipTrivia(q) + 1] ?? "")) && !isIdentStart(n)) {
+    return null;
+  }
+  return { name, at: s };
+}
+
+/** A command head followed on the same line by something: `ls d`, `^ls d`; not `ls`, `now - 1d`. */
+function bareCommandAhead(p: Parser): boolean {
+  const s0 = p.nextPos();
+  const s = p.lx.ch(s0) === 94 ? s0 + 1 : s0;
   const q = p.lx.identEnd(s);
   if (q < 0 || !atCommandHead(p)) return false;
   const c = p.lx.ch(q);

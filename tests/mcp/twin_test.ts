@@ -46,6 +46,10 @@ Deno.test("text twins an agent can act on in one call", opts, async (t) => {
       const e = await call(m, "shoal_get", { ref: sc(r).ref, path: ".err" });
       assertEquals(e.isError, false);
       assertEquals(text(e), "no such thing");
+      // the link the result shows is taken where its ref goes
+      assertMatch(String(sc(r).uri), /^shoal:\/\/out\/\d+$/);
+      const byLink = await call(m, "shoal_get", { ref: `${sc(r).uri}?path=.err` });
+      assertEquals(text(byLink), "no such thing");
       const stmt = await call(m, "shoal_exec", {
         src: "sh { echo bad >&2; exit 4 }",
         position: "stmt",

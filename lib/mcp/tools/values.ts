@@ -4,9 +4,10 @@ import { z } from "zod";
 import { toolOk, type ToolResult } from "../result.ts";
 import { Elide, inlineProps, kernelResult, objectOut, READS, wireValue } from "./common.ts";
 import type { Obj, ToolContext, ToolDef } from "./types.ts";
+import { uriToRef } from "../uri.ts";
 
 const GetIn = z.strictObject({
-  ref: z.string().min(1).describe("transcript ref, e.g. out:17"),
+  ref: z.string().min(1).describe("out:17, or its link shoal://out/17"),
   path: z.string().optional().describe("selector, e.g. .err, .out.rows[0].name, [2..5]"),
   slice: z.array(z.int().min(0)).length(2).optional().describe(
     "[start, end): rows/items, or characters of text (bytes of .stdout)",
@@ -17,8 +18,11 @@ const GetIn = z.strictObject({
 /** The selected value and its render (the text twin), like an exec result. */
 function runGet(a: z.infer<typeof GetIn>, ctx: ToolContext): Promise<ToolResult> {
   return kernelResult(async () => {
-    const sel: Obj = { ref: a.ref };
-    if (a.path !== undefined) sel.path = a.path;
+    // The `[link shoal://out/N]` a result shows is accepted where its ref goes.
+    const linked = uriToRef(a.ref);
+    const sel: Obj = { ref: linked?.ref ?? a.ref };
+    const path = a.path ?? linked?.path;
+    if (path !== undefined) sel.path = path;
     if (a.slice !== undefined) sel.slice = a.slice;
     const [json, shown] = await Promise.all([
       ctx.link.call<Obj>("value.get", { ...sel, ...(a.elide ? { elide: a.elide } : {}) }),

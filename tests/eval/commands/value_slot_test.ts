@@ -61,6 +61,18 @@ Deno.test("forms that parsed before keep their meaning", () => {
   assert(!tryParse("let x = 1\nlet y = x z").ok);
 });
 
+Deno.test("a name a let bound is the variable; the error says so and ^name runs the command", () => {
+  const r = tryParse("let ls = [1]\n[ls -a t11, 1]");
+  assert(!r.ok);
+  assertEquals(r.error.msg, "`ls` is a variable here, so `ls …` is not the command");
+  assert(/write \^ls/.test(r.error.hint ?? ""), String(r.error.hint));
+  const forced = parse("let ls = [1]\n[^ls -a t11, 1]").body[1];
+  assert(forced.kind === "ExprStmt" && forced.expr.kind === "List");
+  assertEquals(forced.expr.items[0].kind, "Cmd");
+  // an operator after the name is still arithmetic
+  assert(tryParse("let x = 3\nlet a = 1\n[x -a, x - 1, x in [3]]").ok);
+});
+
 Deno.test("a catch after the command applies to it", () => {
   const st = parse('let x = cat nope catch "none"').body[0];
   assert(st.kind === "Let" && st.value.kind === "Catch" && st.value.expr.kind === "Cmd");
