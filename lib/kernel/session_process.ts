@@ -113,9 +113,11 @@ export function startSessionProcess(
   let dead = false;
   void (async () => {
     const lines = new LineSplitter(onLine);
+    // A plain reader loop: the async iterator adds a promise per chunk on every reply.
+    const reader = child.stdout.getReader();
     try {
-      for await (const chunk of child.stdout) {
-        lines.push(chunk);
+      for (let r = await reader.read(); !r.done; r = await reader.read()) {
+        lines.push(r.value);
         // A session (a confined one is not trusted) must not grow the kernel without bound.
         if (lines.pendingLength > MAX_SESSION_LINE) {
           console.error(
@@ -123,6 +125,7 @@ export function startSessionProcess(
               `${MAX_SESSION_LINE} bytes; the session is killed`,
           );
           child.kill("SIGKILL");
+          void reader.cancel().catch(() => {});
           break;
         }
       }
