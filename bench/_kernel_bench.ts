@@ -55,24 +55,26 @@ export function med(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
+type Caller = { call(m: string, p: Record<string, unknown>): Promise<unknown> };
+
 /**
- * Medians (ms) of `exec "1 + 2"` on `k` and of the same frame on the echo server `e`, warmed
- * up and interleaved in rounds so both see the same machine load.
+ * Medians (ms) of `exec "1 + 2"` on `k` and of the same frame on the echo server `e` (and on
+ * the four-hop relay `floor`, when given: `_hop_floor.ts`), warmed up and interleaved in rounds
+ * so all see the same machine load.
  */
 export async function execVsEcho(
-  e: { call(m: string, p: Record<string, unknown>): Promise<unknown> },
-  k: { call(m: string, p: Record<string, unknown>): Promise<unknown> },
-): Promise<{ echoMs: number; execMs: number }> {
-  const once = (c: typeof e) => () => c.call("exec", { src: "1 + 2" });
-  await times(500, once(e));
-  await times(500, once(k));
-  const echoT: number[] = [];
-  const execT: number[] = [];
+  e: Caller,
+  k: Caller,
+  floor?: Caller,
+): Promise<{ echoMs: number; execMs: number; floorMs: number }> {
+  const once = (c: Caller) => () => c.call("exec", { src: "1 + 2" });
+  const all = floor ? [e, k, floor] : [e, k];
+  for (const c of all) await times(500, once(c));
+  const t: number[][] = all.map(() => []);
   for (let r = 0; r < 10; r++) {
-    echoT.push(...await times(200, once(e)));
-    execT.push(...await times(200, once(k)));
+    for (let i = 0; i < all.length; i++) t[i].push(...await times(200, once(all[i])));
   }
-  return { echoMs: med(echoT), execMs: med(execT) };
+  return { echoMs: med(t[0]), execMs: med(t[1]), floorMs: floor ? med(t[2]) : NaN };
 }
 
 /** The echo baseline as its own process on `path`. */
