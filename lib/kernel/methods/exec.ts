@@ -101,7 +101,7 @@ export function addExecMethods(add: Register, k: KernelServices): void {
     const a = att(conn);
     if (mode === "plan") return await storePlan(k, a, src);
     const approved = mode === "approved" ? approvedEffects(k, a, src, planRef) : undefined;
-    return submitExec(k, a, conn, { src, position, background, timeoutMs, elide, approved });
+    return await submitExec(k, a, conn, { src, position, background, timeoutMs, elide, approved });
   });
 
   add("value.get", (p, conn) => {
