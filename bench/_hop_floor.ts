@@ -13,9 +13,8 @@
  * @module
  */
 
-import { FrameReader, FrameWriter } from "../lib/client/framing.ts";
 import { LineSplitter } from "../lib/kernel/line_splitter.ts";
-import { startReady } from "./_kernel.ts";
+import { serveFrames, startBenchServer } from "./_kernel_bench.ts";
 
 const encoder = new TextEncoder();
 
@@ -59,34 +58,17 @@ async function relay(path: string): Promise<void> {
     for (let r = await reader.read(); !r.done; r = await reader.read()) lines.push(r.value);
   })();
   let nextTask = 1;
-  const listener = Deno.listen({ transport: "unix", path });
-  console.error("relay: ready");
-  for await (const conn of listener) {
-    (async () => {
-      const reader = new FrameReader(conn);
-      const writer = new FrameWriter(conn);
-      try {
-        for (let f = await reader.next(); f; f = await reader.next()) {
-          if (f.kind !== "line") continue;
-          const m = JSON.parse(f.text) as { id: unknown; params?: { src?: string } };
-          const task = nextTask++;
-          waiting.set(task, (result) => {
-            writer.send({ jsonrpc: "2.0", id: m.id, result }).catch(() => {});
-          });
-          const line = JSON.stringify({ t: "exec", task, src: m.params?.src ?? "" });
-          toChild.write(encoder.encode(line + "\n")).catch(() => {});
-        }
-      } catch { /* peer gone */ }
-    })();
-  }
+  await serveFrames(path, "relay: ready", (m, reply) => {
+    const task = nextTask++;
+    waiting.set(task, reply);
+    const line = JSON.stringify({ t: "exec", task, src: String(m.params?.src ?? "") });
+    toChild.write(encoder.encode(line + "\n")).catch(() => {});
+  });
 }
 
 /** The relay as its own process on `path` (its child dies with it: stdin closes). */
 export function startHopFloor(path: string): Promise<Deno.ChildProcess> {
-  return startReady(
-    ["run", "-A", new URL(import.meta.url).pathname, "--relay", path],
-    "relay: ready",
-  );
+  return startBenchServer(import.meta.url, "--relay", path, "relay: ready");
 }
 
 if (import.meta.main) {

@@ -10,10 +10,23 @@
 import { FrameReader, FrameWriter } from "../lib/client/framing.ts";
 import { startReady } from "./_kernel.ts";
 
-/** `--echo-server PATH`: answer every request frame with `{id, result: params}`. */
-export async function echoServer(path: string): Promise<void> {
+/** One request frame as a bench server sees it. */
+export interface BenchRequest {
+  id: unknown;
+  params?: Record<string, unknown>;
+}
+
+/**
+ * Serve the kernel's framing on `path` (prints `ready` on stderr once listening): `answer`
+ * gets each request frame and a `reply` that sends its result.
+ */
+export async function serveFrames(
+  path: string,
+  ready: string,
+  answer: (m: BenchRequest, reply: (result: unknown) => void) => void,
+): Promise<void> {
   const listener = Deno.listen({ transport: "unix", path });
-  console.error("echo: ready");
+  console.error(ready);
   for await (const conn of listener) {
     (async () => {
       const reader = new FrameReader(conn);
@@ -21,12 +34,29 @@ export async function echoServer(path: string): Promise<void> {
       try {
         for (let f = await reader.next(); f; f = await reader.next()) {
           if (f.kind !== "line") continue;
-          const m = JSON.parse(f.text);
-          writer.send({ jsonrpc: "2.0", id: m.id, result: m.params ?? null }).catch(() => {});
+          const m = JSON.parse(f.text) as BenchRequest;
+          answer(m, (result) => {
+            writer.send({ jsonrpc: "2.0", id: m.id, result }).catch(() => {});
+          });
         }
       } catch { /* peer gone */ }
     })();
   }
+}
+
+/** `--echo-server PATH`: answer every request frame with `{id, result: params}`. */
+export function echoServer(path: string): Promise<void> {
+  return serveFrames(path, "echo: ready", (m, reply) => reply(m.params ?? null));
+}
+
+/** Run `module` with `flag PATH` as its own process; resolves once it printed `ready`. */
+export function startBenchServer(
+  module: string,
+  flag: string,
+  path: string,
+  ready: string,
+): Promise<Deno.ChildProcess> {
+  return startReady(["run", "-A", new URL(module).pathname, flag, path], ready);
 }
 
 /** Print one ratio line against its target. */
@@ -79,10 +109,7 @@ export async function execVsEcho(
 
 /** The echo baseline as its own process on `path`. */
 export function startEchoServer(path: string): Promise<Deno.ChildProcess> {
-  return startReady(
-    ["run", "-A", new URL(import.meta.url).pathname, "--echo-server", path],
-    "echo: ready",
-  );
+  return startBenchServer(import.meta.url, "--echo-server", path, "echo: ready");
 }
 
 if (import.meta.main) {
