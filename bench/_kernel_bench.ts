@@ -10,10 +10,23 @@
 import { FrameReader, FrameWriter } from "../lib/client/framing.ts";
 import { startReady } from "./_kernel.ts";
 
-/** `--echo-server PATH`: answer every request frame with `{id, result: params}`. */
-export async function echoServer(path: string): Promise<void> {
+/** One request frame as a bench server sees it. */
+export interface BenchRequest {
+  id: unknown;
+  params?: Record<string, unknown>;
+}
+
+/**
+ * Serve the kernel's framing on `path` (prints `ready` on stderr once listening): `answer`
+ * gets each request frame and a `reply` that sends its result.
+ */
+export async function serveFrames(
+  path: string,
+  ready: string,
+  answer: (m: BenchRequest, reply: (result: unknown) => void) => void,
+): Promise<void> {
   const listener = Deno.listen({ transport: "unix", path });
-  console.error("echo: ready");
+  console.error(ready);
   for await (const conn of listener) {
     (async () => {
       const reader = new FrameReader(conn);
@@ -21,12 +34,29 @@ export async function echoServer(path: string): Promise<void> {
       try {
         for (let f = await reader.next(); f; f = await reader.next()) {
           if (f.kind !== "line") continue;
-          const m = JSON.parse(f.text);
-          writer.send({ jsonrpc: "2.0", id: m.id, result: m.params ?? null }).catch(() => {});
+          const m = JSON.parse(f.text) as BenchRequest;
+          answer(m, (result) => {
+            writer.send({ jsonrpc: "2.0", id: m.id, result }).catch(() => {});
+          });
         }
       } catch { /* peer gone */ }
     })();
   }
+}
+
+/** `--echo-server PATH`: answer every request frame with `{id, result: params}`. */
+export function echoServer(path: string): Promise<void> {
+  return serveFrames(path, "echo: ready", (m, reply) => reply(m.params ?? null));
+}
+
+/** Run `module` with `flag PATH` as its own process; resolves once it printed `ready`. */
+export function startBenchServer(
+  module: string,
+  flag: string,
+  path: string,
+  ready: string,
+): Promise<Deno.ChildProcess> {
+  return startReady(["run", "-A", new URL(module).pathname, flag, path], ready);
 }
 
 /** Print one ratio line against its target. */
@@ -55,32 +85,31 @@ export function med(xs: number[]): number {
   return s[Math.floor(s.length / 2)];
 }
 
+type Caller = { call(m: string, p: Record<string, unknown>): Promise<unknown> };
+
 /**
- * Medians (ms) of `exec "1 + 2"` on `k` and of the same frame on the echo server `e`, warmed
- * up and interleaved in rounds so both see the same machine load.
+ * Medians (ms) of `exec "1 + 2"` on `k` and of the same frame on the echo server `e` (and on
+ * the four-hop relay `floor`, when given: `_hop_floor.ts`), warmed up and interleaved in rounds
+ * so all see the same machine load.
  */
 export async function execVsEcho(
-  e: { call(m: string, p: Record<string, unknown>): Promise<unknown> },
-  k: { call(m: string, p: Record<string, unknown>): Promise<unknown> },
-): Promise<{ echoMs: number; execMs: number }> {
-  const once = (c: typeof e) => () => c.call("exec", { src: "1 + 2" });
-  await times(500, once(e));
-  await times(500, once(k));
-  const echoT: number[] = [];
-  const execT: number[] = [];
+  e: Caller,
+  k: Caller,
+  floor?: Caller,
+): Promise<{ echoMs: number; execMs: number; floorMs: number }> {
+  const once = (c: Caller) => () => c.call("exec", { src: "1 + 2" });
+  const all = floor ? [e, k, floor] : [e, k];
+  for (const c of all) await times(500, once(c));
+  const t: number[][] = all.map(() => []);
   for (let r = 0; r < 10; r++) {
-    echoT.push(...await times(200, once(e)));
-    execT.push(...await times(200, once(k)));
+    for (let i = 0; i < all.length; i++) t[i].push(...await times(200, once(all[i])));
   }
-  return { echoMs: med(echoT), execMs: med(execT) };
+  return { echoMs: med(t[0]), execMs: med(t[1]), floorMs: floor ? med(t[2]) : NaN };
 }
 
 /** The echo baseline as its own process on `path`. */
 export function startEchoServer(path: string): Promise<Deno.ChildProcess> {
-  return startReady(
-    ["run", "-A", new URL(import.meta.url).pathname, "--echo-server", path],
-    "echo: ready",
-  );
+  return startBenchServer(import.meta.url, "--echo-server", path, "echo: ready");
 }
 
 if (import.meta.main) {

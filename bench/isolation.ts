@@ -4,7 +4,9 @@
  *   deno run -A --unstable-worker-options bench/isolation.ts
  *
  * 1. `exec "1 + 2"` round trip with sessions as processes vs a bare echo server with the same
- *    framing (target ≤ 4×), alternated in rounds so both see the same load.
+ *    framing (target ≤ 4×), alternated in rounds so both see the same load; and, in the same
+ *    rounds, the floor of its four hops (`_hop_floor.ts`: the kernel's transport, no work) vs
+ *    the echo server's two, and the kernel vs that floor (what the kernel itself adds).
  * 2. Session start: attach + first `exec "1 + 2"` of a new session name (a process starts) vs
  *    the same on an existing session.
  * 3. Containment under load: `exec "1 + 2"` in one session while another grows to its heap
@@ -20,6 +22,7 @@ import { join } from "node:path";
 import { KernelClient } from "../lib/client/client.ts";
 import { spawnKernel } from "./_kernel.ts";
 import { execVsEcho, line, med, startEchoServer, times } from "./_kernel_bench.ts";
+import { startHopFloor } from "./_hop_floor.ts";
 import { startKernel } from "../lib/kernel/server.ts";
 import { emptySandboxSpec } from "../lib/exec/sandbox_spec.ts";
 import { hostSandbox } from "../lib/exec/sandbox.ts";
@@ -29,6 +32,8 @@ async function main(): Promise<void> {
   const echoPath = join(dir, "echo.sock");
   const kernelPath = join(dir, "k.sock");
   const echo = await startEchoServer(echoPath);
+  const floorPath = join(dir, "floor.sock");
+  const floorRelay = await startHopFloor(floorPath);
   const kernel = await spawnKernel(
     [
       "--socket",
@@ -44,9 +49,16 @@ async function main(): Promise<void> {
     // 1. Round trip.
     const e = await KernelClient.connect({ socket: echoPath });
     const k = await KernelClient.connect({ socket: kernelPath, attach: { session: "bench" } });
-    const { echoMs, execMs } = await execVsEcho(e, k);
+    const f = await KernelClient.connect({ socket: floorPath });
+    const { echoMs, execMs, floorMs } = await execVsEcho(e, k, f);
+    f.close();
     console.log(`echo server round trip: ${(echoMs * 1000).toFixed(0)} µs`);
     line("exec `1 + 2` (session process) vs echo", execMs, echoMs, 4);
+    console.log(
+      `  four-hop floor (relay, no work) ${(floorMs * 1000).toFixed(0)} µs: ` +
+        `${(floorMs / echoMs).toFixed(2)}× echo; the kernel is ${(execMs / floorMs).toFixed(2)}× ` +
+        `the floor`,
+    );
 
     // 2. Session start.
     const fresh: number[] = [];
@@ -97,6 +109,8 @@ async function main(): Promise<void> {
     await kernel.status;
     echo.kill("SIGTERM");
     await echo.status;
+    floorRelay.kill("SIGTERM");
+    await floorRelay.status;
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }

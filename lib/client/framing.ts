@@ -194,6 +194,8 @@ const encoder = new TextEncoder();
 export class FrameWriter {
   #tail: Promise<void> = Promise.resolve();
   #closed = false;
+  /** Frames queued or being written; at 0 a frame is written at once (no queue hop). */
+  #queued = 0;
 
   constructor(readonly dst: ByteWriter) {}
 
@@ -205,10 +207,15 @@ export class FrameWriter {
       let off = 0;
       while (off < bytes.length) off += await this.dst.write(bytes.subarray(off));
     };
-    const p = this.#tail.then(run, run);
-    this.#tail = p.catch(() => {
-      this.#closed = true;
-    });
+    const p = this.#queued === 0 ? run() : this.#tail.then(run, run);
+    this.#queued++;
+    this.#tail = p.then(
+      () => void this.#queued--,
+      () => {
+        this.#queued--;
+        this.#closed = true;
+      },
+    );
     return p;
   }
 

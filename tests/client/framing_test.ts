@@ -87,6 +87,35 @@ Deno.test("concurrent sends never interleave inside a frame", async () => {
   await cleanup();
 });
 
+Deno.test("frames leave in send order, and a failed write fails those queued behind it", async () => {
+  const { a, b, cleanup } = await socketPair();
+  const w = new FrameWriter(a);
+  // The first frame is written at once; the big ones queue behind each other, in order.
+  const payload = (i: number) => ({ i, pad: "z".repeat(i % 2 ? 100_000 : 10) });
+  const sends = Array.from({ length: 12 }, (_, i) => w.send(payload(i)));
+  const r = new FrameReader(b);
+  const seen: number[] = [];
+  for (let k = 0; k < 12; k++) {
+    const f = await r.next();
+    if (f?.kind !== "line") throw new Error("expected a line");
+    seen.push(JSON.parse(f.text).i);
+  }
+  await Promise.all(sends);
+  assertEquals(seen, Array.from({ length: 12 }, (_, i) => i));
+  // The peer goes away: a write fails, and every send after it rejects without writing.
+  b.close();
+  let failed = false;
+  for (let i = 0; i < 64 && !failed; i++) {
+    failed = await w.send(payload(1)).then(() => false, () => true);
+  }
+  assertEquals(failed, true);
+  assertEquals(
+    await w.send({ late: true }).then(() => "sent", (e) => String(e.message)),
+    "connection closed",
+  );
+  await cleanup();
+});
+
 Deno.test("socket discovery follows the documented order", () => {
   const env = (vars: Record<string, string>) => (n: string) => vars[n];
   assertEquals(socketPath({ explicit: "/x/y.sock", env: env({}) }), "/x/y.sock");

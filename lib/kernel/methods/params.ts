@@ -69,17 +69,20 @@ export const sleep = (ms: number): Promise<"timeout"> =>
     Deno.unrefTimer(id);
   });
 
-/** Wait for `p`, or until the connection closes (the listener is always removed). */
-export async function untilClosed(conn: Conn, p: Promise<unknown>): Promise<void> {
-  if (conn.closed.aborted) return;
-  let onAbort!: () => void;
-  const closed = new Promise<void>((r) => (onAbort = r));
-  conn.closed.addEventListener("abort", onAbort, { once: true });
-  try {
-    await Promise.race([p, closed]);
-  } finally {
-    conn.closed.removeEventListener("abort", onAbort);
-  }
+/**
+ * Wait for `p`, or until the connection closes. The wait is one entry in the connection's
+ * cleanups, removed when `p` settles (no abort listener per call: every exec waits here).
+ */
+export function untilClosed(conn: Conn, p: Promise<unknown>): Promise<void> {
+  if (conn.closed.aborted) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      conn.cleanups.delete(done);
+      resolve();
+    };
+    conn.cleanups.add(done);
+    p.then(done, done);
+  });
 }
 
 /** An optional array of strings. */
