@@ -35,7 +35,8 @@ import { compileBlock, compileBody } from "./statements.ts";
 import { callValue } from "./calls.ts";
 import { callMethod, relativeTo } from "./dispatch.ts";
 import { callAlias, feedInto, runCmd, valuesToWords, wordValue } from "./commands.ts";
-import { expandGlob } from "./glob.ts";
+import { expandGlob, type GlobSkips } from "./glob.ts";
+import { relPath } from "../value/render.ts";
 import { BUILTIN_HEADS, CALL_FORMS, type CallForm, getBuiltin } from "./builtins/registry.ts";
 import { isStackOverflow, recursionLimit } from "./errors.ts";
 import { which } from "../exec/mod.ts";
@@ -500,9 +501,24 @@ export class Evaluator implements Interp {
     return wordValue(this, a, sc);
   }
 
-  /** Expand a glob against the filesystem (sorted absolute paths). */
+  /**
+   * Expand a glob against the filesystem (sorted absolute paths). What the dot-file rule left
+   * out is said on stderr (a reader then need not check with `hidden: true` or `find`).
+   */
   expandGlob(g: GlobV, _span: Span | null): readonly Value[] {
-    return expandGlob(g, this.ports.fs);
+    if (g.hidden) return expandGlob(g, this.ports.fs);
+    const skips: GlobSkips = { names: [], count: 0 };
+    const paths = expandGlob(g, this.ports.fs, skips);
+    if (skips.count > 0) {
+      const named = skips.names.map((p) => relPath(p, this.cwd())).join(", ");
+      const more = skips.count > skips.names.length
+        ? ` and ${skips.count - skips.names.length} more`
+        : "";
+      this.ports.stderr(
+        `shoal: glob ${g.pattern} left out dot-entries ${named}${more} (hidden: true includes them)\n`,
+      );
+    }
+    return paths;
   }
 
   /** Materialize a bounded stream (`for x in stream`). */

@@ -63,8 +63,30 @@ function exists(fs: FsPort, p: string): boolean {
   }
 }
 
-/** Expand a glob to sorted absolute paths (no matches → empty), reading through `fs`. */
-export function expandGlob(g: GlobV, fs: FsPort): PathV[] {
+/** What an expansion left out (filled in when passed to {@link expandGlob}). */
+export interface GlobSkips {
+  /**
+   * Dot-entries skipped (not `hidden`): matches of a pattern component, and directories `**`
+   * did not enter (with a trailing `/`), relative to the pattern's base; the first few named.
+   */
+  names: string[];
+  /** How many in all. */
+  count: number;
+}
+
+/** Dot-entries a {@link GlobSkips} names; the rest are counted. */
+const SKIPS_NAMED = 3;
+
+function skipped(skips: GlobSkips | undefined, path: string, dir: boolean): void {
+  if (skips === undefined) return;
+  if (skips.count++ < SKIPS_NAMED) skips.names.push(dir ? `${path}/` : path);
+}
+
+/**
+ * Expand a glob to sorted absolute paths (no matches → empty), reading through `fs`; counts
+ * in `skips` what the dot-file rule left out (from the entries it read anyway: no extra I/O).
+ */
+export function expandGlob(g: GlobV, fs: FsPort, skips?: GlobSkips): PathV[] {
   const full = isAbsolute(g.pattern) ? g.pattern : join(g.origin, g.pattern);
   const parts = full.split("/").filter((p, i) => p !== "" || i === 0);
   const results = new Set<string>();
@@ -82,7 +104,11 @@ export function expandGlob(g: GlobV, fs: FsPort): PathV[] {
     if (part === "**") {
       walk(base, i + 1);
       for (const e of listDir(fs, dir)) {
-        if (!e.isDir || (e.name.startsWith(".") && !g.hidden)) continue;
+        if (!e.isDir) continue;
+        if (e.name.startsWith(".") && !g.hidden) {
+          skipped(skips, join(dir, e.name), true);
+          continue;
+        }
         walkDeep(join(dir, e.name), i);
       }
       return;
@@ -95,7 +121,12 @@ export function expandGlob(g: GlobV, fs: FsPort): PathV[] {
     const re = componentRegex(part);
     const showHidden = g.hidden || part.startsWith(".");
     for (const e of listDir(fs, dir)) {
-      if (e.name.startsWith(".") && !showHidden) continue;
+      if (e.name.startsWith(".") && !showHidden) {
+        if (re.test(e.name) && (i === parts.length - 1 || e.isDir)) {
+          skipped(skips, join(dir, e.name), e.isDir);
+        }
+        continue;
+      }
       if (!re.test(e.name)) continue;
       if (i < parts.length - 1 && !e.isDir) continue;
       walk(join(dir, e.name), i + 1);
@@ -105,7 +136,11 @@ export function expandGlob(g: GlobV, fs: FsPort): PathV[] {
   const walkDeep = (dir: string, i: number): void => {
     walk(dir, i + 1);
     for (const e of listDir(fs, dir)) {
-      if (!e.isDir || (e.name.startsWith(".") && !g.hidden)) continue;
+      if (!e.isDir) continue;
+      if (e.name.startsWith(".") && !g.hidden) {
+        skipped(skips, join(dir, e.name), true);
+        continue;
+      }
       walkDeep(join(dir, e.name), i);
     }
   };

@@ -45,6 +45,8 @@ export interface RenderPlace {
   maxRows?: number;
   /** Statement-sink text shown before the value (exec results). */
   before?: string;
+  /** Notes shown after the value (a text reader's diagnostics: what a glob left out…). */
+  after?: string;
 }
 
 /** `a.b` from path parts, dropping empty ones and a leading dot. */
@@ -90,7 +92,9 @@ export function pagedRender(v: Value, place: RenderPlace): { render: string; mor
     },
   });
   const before = place.before ?? "";
-  const text = before === "" ? body : body === "" ? before.replace(/\n$/, "") : before + body;
+  let text = before === "" ? body : body === "" ? before.replace(/\n$/, "") : before + body;
+  const after = (place.after ?? "").trimEnd();
+  if (after !== "") text = text === "" ? after : `${text}\n${after}`;
   const cut = first as Cut | null;
   const uri = `shoal://${place.ref.replace(":", "/")}`;
   if (cut === null) return { render: boundText(text, uri, place.tty) };

@@ -208,7 +208,8 @@ async function init(m: InitMsg): Promise<void> {
         sinkText = appendBounded(sinkText, text);
       },
       stderr: (text) => {
-        diagText = appendBounded(diagText, text);
+        // The same note from every use of one glob is said once.
+        if (!diagText.includes(text)) diagText = appendBounded(diagText, text);
       },
       clock: {
         nowNs: () => BigInt(Date.now()) * 1_000_000n,
@@ -563,6 +564,8 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
     cwd: ev.cwd(),
     tty: m.tty,
     before: sinkText + finalLabel,
+    // A terminal saw the diagnostics as they came; a reader of text gets them with the value.
+    after: m.tty ? "" : diagText,
   });
   return {
     t: "done",

@@ -253,6 +253,14 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
         src: `"b".save("${dir}/q.txt")\n(cat ${dir}/q.txt).str()`,
       });
       assertMatch(String(paren.render), /\n› \(cat \S+\/q\.txt\)\.str\(\)\n"b"$/);
+      // a reader of text gets the diagnostics with the value, each said once
+      await Deno.writeTextFile(`${dir}/.dot.tmp`, "x");
+      const noted = await c.call<R>("exec", {
+        src: `[glob("${dir}/*.tmp").len(), glob("${dir}/*.tmp").len()]`,
+      });
+      const notes = String(noted.render).split("\n").filter((l) => l.includes("left out"));
+      assertEquals(notes.length, 1, String(noted.render));
+      assertMatch(notes[0], /^shoal: glob \S+ left out dot-entries \S*\.dot\.tmp \(hidden: true/);
       // a command's output reads as a shell's: no label, and none on the value after it
       const cmd = await c.call<R>("exec", { src: "echo first\n40 + 2" });
       assertEquals(cmd.render, "first\n42");

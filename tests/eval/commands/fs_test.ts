@@ -237,3 +237,25 @@ Deno.test("path methods: pure on the text, filesystem against the session cwd", 
     assert.ok(hint.hint!.startsWith("did you mean .read()?; path has .read()"), hint.hint!);
   });
 });
+
+Deno.test("a glob says which dot-entries it left out (none said: none left out)", async () => {
+  await withTempDir(async (dir) => {
+    Deno.mkdirSync(join(dir, "src", ".cache"), { recursive: true });
+    for (const f of ["a.ts", ".b.ts", ".cache/c.ts"]) {
+      Deno.writeTextFileSync(join(dir, "src", f), "");
+    }
+    const ev = session(dir);
+    const before = lints.length;
+    assert.equal(await show(ev, 'glob("src/**/*.ts").len()'), "1");
+    assert.equal(
+      lints.at(-1),
+      "shoal: glob src/**/*.ts left out dot-entries src/.b.ts, src/.cache/ (hidden: true includes them)\n",
+    );
+    // hidden: true, or nothing left out: no note
+    const n = lints.length;
+    assert.equal(await show(ev, 'glob("src/**/*.ts", hidden: true).len()'), "3");
+    assert.equal(await show(ev, 'glob("src/a*").len()'), "1");
+    assert.equal(lints.length, n);
+    assert.ok(n > before);
+  });
+});
