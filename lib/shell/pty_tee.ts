@@ -102,8 +102,12 @@ async function runOnPty(host: PtyTeeHost, opts: CaptureOptions): Promise<Capture
     term.setRaw(wasRaw);
   };
   let job: Job | null = null;
-  const unJob = pty.onJobState((c) => {
+  const out = { at: performance.now() };
+  const unJob = pty.onJobState(async (c) => {
     if (c.state === "stopped" && host.jobs) {
+      // What the program's terminal echoed as it stopped (`^Z`) is shown before the REPL's
+      // "Stopped" line and prompt, not after them.
+      await outputSettled(out);
       job = host.jobs.stopped(pty, (id) => ({
         id,
         cmd: pty.argv.join(" "),
@@ -116,7 +120,7 @@ async function runOnPty(host: PtyTeeHost, opts: CaptureOptions): Promise<Capture
     } else if (c.state === "running" && job) job.state = "running";
   });
   attach();
-  const pump = pumpOutput(pty, tee);
+  const pump = pumpOutput(pty, tee, out);
   let exit: ExitInfo;
   try {
     exit = await pty.exit;
@@ -165,8 +169,24 @@ function crlfToLf(b: Uint8Array): Uint8Array {
   return b.subarray(0, w);
 }
 
-/** Copy the PTY's output to the terminal and the tee until it ends. */
-async function pumpOutput(pty: Pty, tee: BoundedTee): Promise<void> {
+/** Quiet time that counts as "the program's output so far has been shown". */
+const SETTLE_QUIET_MS = 30;
+/** The longest a stop waits for its program's output to go quiet. */
+const SETTLE_MAX_MS = 300;
+
+/** Resolves once no output came for SETTLE_QUIET_MS (at most SETTLE_MAX_MS). */
+async function outputSettled(out: { at: number }): Promise<void> {
+  const t0 = performance.now();
+  for (;;) {
+    const now = performance.now();
+    const quiet = now - out.at;
+    if (quiet >= SETTLE_QUIET_MS || now - t0 >= SETTLE_MAX_MS) return;
+    await new Promise((r) => setTimeout(r, SETTLE_QUIET_MS - quiet));
+  }
+}
+
+/** Copy the PTY's output to the terminal and the tee until it ends; `out.at` is the last. */
+async function pumpOutput(pty: Pty, tee: BoundedTee, out: { at: number }): Promise<void> {
   const buf = new Uint8Array(64 * 1024);
   for (;;) {
     let n: number;
@@ -176,6 +196,7 @@ async function pumpOutput(pty: Pty, tee: BoundedTee): Promise<void> {
       return;
     }
     if (n === 0) return;
+    out.at = performance.now();
     const chunk = buf.subarray(0, n);
     tee.push(chunk);
     try {
