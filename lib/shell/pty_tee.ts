@@ -174,12 +174,15 @@ const SETTLE_QUIET_MS = 30;
 /** The longest a stop waits for its program's output to go quiet. */
 const SETTLE_MAX_MS = 300;
 
-/** Resolves once no output came for SETTLE_QUIET_MS (at most SETTLE_MAX_MS). */
+/**
+ * Resolves once no output came for SETTLE_QUIET_MS since now (at most SETTLE_MAX_MS): the
+ * terminal's echo of a stop reaches the PTY's master just after the stop itself.
+ */
 async function outputSettled(out: { at: number }): Promise<void> {
   const t0 = performance.now();
   for (;;) {
     const now = performance.now();
-    const quiet = now - out.at;
+    const quiet = now - Math.max(out.at, t0);
     if (quiet >= SETTLE_QUIET_MS || now - t0 >= SETTLE_MAX_MS) return;
     await new Promise((r) => setTimeout(r, SETTLE_QUIET_MS - quiet));
   }

@@ -2,7 +2,7 @@
 
 import assert from "node:assert/strict";
 import { spawnStreaming } from "../../lib/exec/mod.ts";
-import { dec, enc, ENV, killGroupQuietly, liveMembers } from "./_helpers.ts";
+import { cmdline, dec, enc, ENV, killGroupQuietly, liveMembers, waitFor } from "./_helpers.ts";
 
 Deno.test("stdout arrives as a live stream; result reports status and stderr", async () => {
   const child = await spawnStreaming({
@@ -68,6 +68,10 @@ Deno.test("streaming with stdin and cancel()", async () => {
   try {
     const reader = child.stdout.getReader();
     assert.equal(dec.decode((await reader.read()).value), "fed\n");
+    // Cancel once `sleep` runs: a SIGINT landing between `cat` and `sleep` could leave `sleep`
+    // to the ladder's SIGTERM (about 1 run in 6 under a full suite's load).
+    const sleeping = () => liveMembers(child.pgid).some((p) => cmdline(p)[0] === "sleep");
+    assert.ok(await waitFor(sleeping), "sleep started");
     child.cancel();
     assert.equal((await reader.read()).done, true, "stdout ends once the group is dead");
     const r = await child.result;
