@@ -13,7 +13,8 @@
 import type { Expr } from "./ast.ts";
 import { ParseError } from "./errors.ts";
 import type { Parser } from "./parser.ts";
-import { isIdentStart } from "./lexer.ts";
+import { isIdentStart, type Lexer } from "./lexer.ts";
+import { lexQuoted } from "./lex_string.ts";
 import { atCommandHead, commandChain } from "./parse_cmd.ts";
 import { catchTail, parseExpr } from "./parse_expr.ts";
 
@@ -45,7 +46,7 @@ export function parseSlot(p: Parser, kind: SlotKind): Expr {
   }
   restore(p, saved);
   const s = p.nextPos();
-  const end = slotEnd(p.src, s, p.lx.lim, kind);
+  const end = slotEnd(p.lx, s, kind);
   const lim = p.lx.lim;
   let cmd: Expr | null = null;
   p.lx.lim = end;
@@ -101,12 +102,13 @@ function slotEnded(p: Parser, kind: SlotKind): boolean {
 }
 
 /** Where a command written in a slot from `s` stops (before the first offset past it). */
-function slotEnd(src: string, s: number, lim: number, kind: SlotKind): number {
+function slotEnd(lx: Lexer, s: number, kind: SlotKind): number {
+  const { src, lim } = lx;
   let depth = 0;
   for (let i = s; i < lim; i++) {
     const c = src.charCodeAt(i);
     if (c === 34 || c === 39) {
-      i = quoteEnd(src, i, lim);
+      i = quoteEnd(lx, i);
     } else if (c === 40 || c === 91 || c === 123) {
       depth++;
     } else if (c === 41 || c === 93 || c === 125) {
@@ -134,15 +136,14 @@ function trimEnd(src: string, s: number, i: number): number {
   return i;
 }
 
-/** The offset of the quote closing the one at `i` (`"…"` with `\` escapes, `'…'` raw). */
-function quoteEnd(src: string, i: number, lim: number): number {
-  const q = src.charCodeAt(i);
-  for (let j = i + 1; j < lim; j++) {
-    const c = src.charCodeAt(j);
-    if (c === 92 && q === 34) j++;
-    else if (c === q) return j;
+/** The offset of the last character of the string literal at `i` (the lexer's own scan). */
+function quoteEnd(lx: Lexer, i: number): number {
+  try {
+    return lexQuoted(lx, i).end - 1;
+  } catch (err) {
+    if (err instanceof ParseError) return lx.lim; // unterminated: the slot runs to the end
+    throw err;
   }
-  return lim;
 }
 
 interface Saved {

@@ -35,6 +35,7 @@ Deno.test("a bare command in a value slot is the ( ) form, to the AST", () => {
     ["let x = 1\nx = git status\nx", "git status"],
     ["fn f() { return ls d }", "ls d"],
     ['[echo "a, b", 2]', 'echo "a, b"'],
+    ['[echo """a, "b" c""", 2]', 'echo """a, "b" c"""'],
     ["[sh -c 'exit 3', 1]", "sh -c 'exit 3'"],
     ["let t = git log -n 2 && echo ok", "git log -n 2 && echo ok"],
   ];
