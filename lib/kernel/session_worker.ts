@@ -104,6 +104,10 @@ let leash: SessionLeash | null = null;
 /** Statement-sink lines and diagnostics of the running exec (bounded). */
 let sinkText = "";
 let diagText = "";
+/** The diagnostics already in `diagText` this exec (the same note from a loop is said once). */
+const diagSeen = new Set<string>();
+/** Distinct diagnostics one exec keeps (`diagText` is bounded anyway; this bounds the set). */
+const MAX_DIAG_SEEN = 256;
 
 /** The cgroup the kernel placed this process in alone (null: none, or not ours to sweep). */
 let ownCgroup: string | null = null;
@@ -203,13 +207,20 @@ async function init(m: InitMsg): Promise<void> {
     ports: {
       sink: (v, from) => {
         const reader = { cwd: ev.cwd(), tty: execTty };
-        const text = statementText(v, reader, from && { stmt: from, src: execSrc });
-        if (text.startsWith("› ")) execLabelled = true;
+        const body = statementText(v, reader);
+        const label = from && body !== ""
+          ? statementLabel({ stmt: from, src: execSrc }, reader)
+          : "";
+        if (label !== "") execLabelled = true;
+        const text = label + body;
         sinkText = appendBounded(sinkText, text);
       },
       stderr: (text) => {
         // The same note from every use of one glob is said once.
-        if (!diagText.includes(text)) diagText = appendBounded(diagText, text);
+        if (diagSeen.size < MAX_DIAG_SEEN && !diagSeen.has(text)) {
+          diagSeen.add(text);
+          diagText = appendBounded(diagText, text);
+        }
       },
       clock: {
         nowNs: () => BigInt(Date.now()) * 1_000_000n,
@@ -402,6 +413,7 @@ async function runExec(m: ExecMsg): Promise<void> {
   ev.setCancelFlag(flag);
   sinkText = "";
   diagText = "";
+  diagSeen.clear();
   let done: DoneMsg;
   journal?.startExec();
   exec = { t0: performance.now(), stmts: [], value: undefined, raised: null, derived: null };
@@ -439,6 +451,7 @@ async function runExec(m: ExecMsg): Promise<void> {
   ev.setCancelFlag(idleFlag);
   sinkText = "";
   diagText = "";
+  diagSeen.clear();
   post(done);
 }
 

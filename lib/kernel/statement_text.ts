@@ -30,19 +30,20 @@ export interface StatementReader {
 /** Characters of a statement's source its label shows. */
 const LABEL_CHARS = 72;
 
-/**
- * The text `v` (a statement's value) adds to the exec's output; ends in a newline or is "".
- * For a reader of text, the value of a top-level expression statement (not a command, whose
- * output reads as a shell's would) comes under its source, `› "…".save("f")`: a `.save` and a
- * read-back of the same text otherwise look like one file written twice.
- */
-export function statementText(
-  v: Value,
-  reader: StatementReader,
-  from?: StatementSource,
-): string {
-  const body = valueText(v, reader);
-  return body === "" || from === undefined ? body : statementLabel(from, reader) + body;
+/** The text `v` (a statement's value) adds to the exec's output; ends in a newline or is "". */
+export function statementText(v: Value, reader: StatementReader): string {
+  const shown = v instanceof OutcomeV && v.pid === 0 && v.parsed !== undefined ? v.parsed : v;
+  let text: string;
+  const moved = reader.tty ? null : trashedPaths(shown);
+  if (moved !== null) text = trashLine(moved, reader.cwd);
+  else if (
+    hasAdaptedValue(v) || shown instanceof ListV || shown instanceof RecordV ||
+    shown instanceof TableV
+  ) {
+    text = renderBlock(shown, readerWidth(reader.tty), { cwd: reader.cwd, forText: !reader.tty });
+  } else if (v instanceof OutcomeV) text = lossy.decode(v.stdout);
+  else text = displayTop(v);
+  return text === "" || text.endsWith("\n") ? text : text + "\n";
 }
 
 /** A top-level statement and the exec's source it was parsed from. */
@@ -53,7 +54,9 @@ export interface StatementSource {
 
 /**
  * `› SOURCE` and a newline for a top-level expression statement read as text ("" for a tty, a
- * command or another statement); the final value gets one too once an earlier one had it.
+ * command or another statement): its value comes under its source, `› "…".save("f")` — a
+ * `.save` and a read-back of the same text otherwise look like one file written twice. The
+ * final value gets one too once an earlier one had it.
  */
 export function statementLabel(from: StatementSource, reader: StatementReader): string {
   const st = from.stmt;
@@ -72,24 +75,6 @@ function label(src: string): string {
     : more
     ? `${line} …`
     : line;
-}
-
-function valueText(v: Value, reader: StatementReader): string {
-  const shown = v instanceof OutcomeV && v.pid === 0 && v.parsed !== undefined ? v.parsed : v;
-  let text: string;
-  const moved = reader.tty ? null : trashedPaths(shown);
-  if (moved !== null) text = trashLine(moved, reader.cwd);
-  else if (
-    hasAdaptedValue(v) || shown instanceof ListV || shown instanceof RecordV ||
-    shown instanceof TableV
-  ) {
-    text = renderBlock(shown, readerWidth(reader.tty), {
-      cwd: reader.cwd,
-      forText: !reader.tty,
-    });
-  } else if (v instanceof OutcomeV) text = lossy.decode(v.stdout);
-  else text = displayTop(v);
-  return text === "" || text.endsWith("\n") ? text : text + "\n";
 }
 
 /** The original paths of `rm`'s rows (records of exactly path, trash, restore); else null. */
