@@ -15,6 +15,9 @@ import { langBlockFollows } from "./parse_stmt.ts";
 const PIPE_HINT =
   "chain methods instead: ls.where(.size > 1mb); send bytes with .feed(cmd); or use sh { … }";
 
+/** How the hint for a method chained onto a command's last word (`git log.len()`) begins. */
+export const GLUED_HINT = "wrap it in parentheses — ";
+
 /**
  * Does a command start at the cursor? `^` or a path head → yes; an identifier that is not a
  * keyword, not an interpreter block, not glued to a postfix opener, not followed by `=>` and
@@ -267,11 +270,14 @@ function substitution(p: Parser, open: Token, cmd: CmdExpr): CmdArg {
     return { kind: "Sub", expr, span: [open.s, p.last] };
   } catch (e) {
     if (glued && e instanceof ParseError) {
+      // The whole line, with the command in parentheses: source the agent can resend as is.
       const dot = prev.span[0] + prev.text.lastIndexOf(".");
-      const inner = p.src.slice(open.s + 1, Math.max(open.s + 1, e.span[0])).trim();
-      e.hint = `wrap it in parentheses — (${p.src.slice(cmd.span[0], dot)})${
-        p.src.slice(dot, open.s)
-      }(${inner === "" ? "" : "…"})`;
+      const from = p.src.lastIndexOf("\n", cmd.span[0] - 1) + 1;
+      const nl = p.src.indexOf("\n", dot);
+      const to = nl < 0 ? p.src.length : nl;
+      e.hint = `${GLUED_HINT}${p.src.slice(from, cmd.span[0])}(${p.src.slice(cmd.span[0], dot)})${
+        p.src.slice(dot, to).trimEnd()
+      }`;
     }
     throw e;
   }

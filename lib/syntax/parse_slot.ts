@@ -15,7 +15,7 @@ import { ParseError } from "./errors.ts";
 import type { Parser } from "./parser.ts";
 import { isIdentStart, type Lexer } from "./lexer.ts";
 import { lexQuoted } from "./lex_string.ts";
-import { atCommandHead, commandChain } from "./parse_cmd.ts";
+import { atCommandHead, commandChain, GLUED_HINT } from "./parse_cmd.ts";
 import { catchTail, parseExpr } from "./parse_expr.ts";
 
 /** `item`: a list element, argument or record value (a `,` ends it); `stmt`: a statement's value. */
@@ -49,6 +49,7 @@ export function parseSlot(p: Parser, kind: SlotKind): Expr {
   const end = slotEnd(p.lx, s, kind);
   const lim = p.lx.lim;
   let cmd: Expr | null = null;
+  let cmdErr: ParseError | null = null;
   p.lx.lim = end;
   try {
     p.pos = s;
@@ -56,9 +57,13 @@ export function parseSlot(p: Parser, kind: SlotKind): Expr {
     if (p.nextPos() !== end) cmd = null;
   } catch (err) {
     if (!(err instanceof ParseError)) throw err;
+    cmdErr = err;
   } finally {
     p.lx.lim = lim;
   }
+  // `let n = ls d.map(.name)`: the command reading failed with a fix to resend, which says
+  // more than the expression's "expected newline" after `ls`.
+  if (cmdErr?.hint?.startsWith(GLUED_HINT)) throw cmdErr;
   if (cmd === null) {
     // Not a command either: the expression's own error is the one to report.
     restore(p, saved);

@@ -11,6 +11,7 @@ import { formatDateTimeUtc, formatTime } from "./datetime.ts";
 import {
   type BytesV,
   type ClosureV,
+  DateTimeV,
   DurationV,
   FloatV,
   ListV,
@@ -473,17 +474,52 @@ function fitCell(s: string, w: number, right: boolean): string {
   return right ? pad + s : s + pad;
 }
 
-/** One table cell: strings and paths raw (control characters escaped), null empty. */
-function cellText(v: Value, max: number, reader: Reader): string {
+const NS_PER_SEC = 1_000_000_000n;
+
+/**
+ * One table cell: strings and paths raw (control characters escaped), null empty. For a reader
+ * of text a datetime is shown to the second (`2026-12-02T04:24:12Z`): a listing's milliseconds
+ * cost 4 characters a row and no one reads them; the value itself keeps them.
+ */
+function cellText(v: Value, max: number, o: Opts): string {
   if (v === null) return "";
+  if (o.forText && v instanceof DateTimeV) {
+    const frac = ((v.ns % NS_PER_SEC) + NS_PER_SEC) % NS_PER_SEC;
+    return formatDateTimeUtc(new DateTimeV(v.ns - frac, v.zone));
+  }
   if (typeof v === "string") {
     const s = v.length > max ? v.slice(0, max + 1) : v;
     return CONTROL.test(s) ? s.replace(/[\n\t\r\0]/g, (c) => ESCAPES[c]) : s;
   }
   if (v instanceof PathV) {
-    return truncateText(reader.cwd ? relPath(v.path, reader.cwd) : v.path, max + 1);
+    return truncateText(o.cwd ? relPath(v.path, o.cwd) : v.path, max + 1);
   }
-  return renderInlineBounded(v, max + 1, reader);
+  return renderInlineBounded(v, max + 1, o);
+}
+
+/** The last segment of a path's text (`name` of a listing row). */
+function lastSegment(p: string): string {
+  const t = p.endsWith("/") && p.length > 1 ? p.slice(0, -1) : p;
+  return t.slice(t.lastIndexOf("/") + 1);
+}
+
+/**
+ * Whether a listing's `name` column only repeats the last segment of its `path` column in every
+ * shown row (a directory listing): a reader of text is then shown `path` alone, which halves a
+ * listing row, and told in the count line that `.name` is there.
+ */
+function nameRepeatsPath(rows: readonly Value[], shown: number, cols: string[]): boolean {
+  if (shown < COUNTED || !cols.includes("name") || !cols.includes("path")) return false;
+  for (let r = 0; r < shown; r++) {
+    const f = (rows[r] as RecordV).fields;
+    const name = f.get("name");
+    const path = f.get("path");
+    const p = path instanceof PathV ? path.path : path;
+    if (typeof name !== "string" || typeof p !== "string" || lastSegment(p) !== name) {
+      return false;
+    }
+  }
+  return true;
 }
 
 function isNumeric(v: Value): boolean {
@@ -504,6 +540,8 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
       }
     }
   }
+  const hideName = o.forText && nameRepeatsPath(rows, shown, cols);
+  if (hideName) cols.splice(cols.indexOf("name"), 1);
   const cells: string[][] = [];
   const widths = cols.map((c) => cpLen(c));
   const numeric = cols.map(() => true);
@@ -550,7 +588,8 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
   // Numeric columns (headers included) are right-aligned so digits line up.
   const fmt = (texts: string[]) =>
     texts.slice(0, ncols).map((t, i) => fitCell(t, widths[i], numeric[i])).join("  ").trimEnd();
-  const lines = [fmt(cols), "─".repeat(Math.min(width, total()))];
+  // A reader of text needs no rule under the header: the first line is the header.
+  const lines = o.forText ? [fmt(cols)] : [fmt(cols), "─".repeat(Math.min(width, total()))];
   for (const line of cells) lines.push(fmt(line));
   const notes: string[] = [];
   if (rows.length > shown) {
@@ -558,8 +597,12 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
     notes.push(o.more(cut as Cut));
   }
   if (ncols < cols.length) notes.push(`… ${cols.length - ncols} more columns`);
-  if (notes.length) lines.push(notes.join(", "));
-  else if (o.forText && rows.length >= COUNTED) lines.push(`(${grouped(rows.length)} rows)`);
+  if (hideName) notes.push(".name = last part of path, not shown");
+  const count = o.forText && rows.length >= COUNTED && rows.length <= shown
+    ? `${grouped(rows.length)} rows`
+    : null;
+  if (notes.length && count === null) lines.push(notes.join(", "));
+  else if (count !== null) lines.push(`(${[count, ...notes].join("; ")})`);
   return lines.join("\n");
 }
 

@@ -25,7 +25,7 @@ Deno.test("MCP shoal_exec: git status is a table", opts, async () => {
         const r = await exec("git status");
         assertMatch(
           text(r),
-          new RegExp(`status\\s+state\\s+path\\s+orig\\n─+\\n\\?\\s+untracked\\s+${era}\\.txt`),
+          new RegExp(`status\\s+state\\s+path\\s+orig\\n\\?\\s+untracked\\s+${era}\\.txt`),
         );
         const out = sc(r).value.out;
         assertEquals([out.$, out.n], ["table", 1]);

@@ -498,7 +498,10 @@ Deno.test("commands: a glued dotted word's failing substitution gets a hint", ()
   assertEquals(e.hint, "wrap it in parentheses — (git log).len()");
   const w = parseErr('git log.where(.author == "nobody")');
   assertEquals(w.msg, "a leading `.` has no receiver here");
-  assert(w.hint?.startsWith("wrap it in parentheses — (git log).where("));
+  assertEquals(w.hint, 'wrap it in parentheses — (git log).where(.author == "nobody")');
+  // the whole line, so the hint is source to resend as is
+  const l = parseErr('let n = ls five.map(.name).join(",")\nn');
+  assertEquals(l.hint, 'wrap it in parentheses — let n = (ls five).map(.name).join(",")');
   assertEquals(kindOf("echo a.b(1)"), "Cmd");
 });
 
