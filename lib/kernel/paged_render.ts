@@ -47,6 +47,8 @@ export interface RenderPlace {
   before?: string;
   /** Notes shown after the value (a text reader's diagnostics: what a glob left out…). */
   after?: string;
+  /** The value is a slice of a text (a page), not the whole of it. */
+  piece?: boolean;
 }
 
 /** `a.b` from path parts, dropping empty ones and a leading dot. */
@@ -83,8 +85,10 @@ export function pagedRender(v: Value, place: RenderPlace): { render: string; mor
   const body = v === null ? "" : renderBlock(v, readerWidth(place.tty), {
     cwd: place.cwd,
     maxRows: place.maxRows,
-    // Text readers (agents, not a terminal): last column whole, sizes exact, items counted.
+    // Text readers (agents, not a terminal): last column whole, sizes exact, items counted,
+    // a whole text's end told.
     forText: !place.tty,
+    textEnds: !place.tty && !place.piece,
     more: (cut) => {
       // Columns and nested cuts are not pageable by a slice; the first row/line cut is.
       first ??= cut;

@@ -758,7 +758,8 @@ function renderPage(
       end = slice[0] + nl + 1;
     }
   }
-  const page = pagedRender(v, { ...place, maxRows: SLICE_ROWS });
+  // A page is a piece of the text: whether the piece ends in a newline says nothing.
+  const page = pagedRender(v, { ...place, maxRows: SLICE_ROWS, piece: true });
   if (page.more || !goesOn) return { ref, ...page };
   const text = typeof whole === "string" || whole instanceof BytesV;
   const unit = text ? "lines" : whole instanceof TableV ? "rows" : "items";

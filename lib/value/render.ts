@@ -395,6 +395,12 @@ export interface BlockOptions {
    * to ask). Default false.
    */
   forText?: boolean;
+  /**
+   * Under a whole multi-line text, whether it ends in a newline (`(3 lines, ending in a
+   * newline)`): shown as lines, a text hides that, and a reader of text who wrote a file spends a
+   * call to ask. Default: `forText`; off for a page of a longer text.
+   */
+  textEnds?: boolean;
 }
 
 /**
@@ -429,6 +435,8 @@ interface Opts {
   forText: boolean;
   /** Sizes without rounding (set for a reader of text). */
   exactSizes: boolean;
+  /** Say whether a whole multi-line text ends in a newline. */
+  textEnds: boolean;
 }
 
 /** `1,234,567`. */
@@ -711,13 +719,20 @@ function renderText(
   totalLines: number | null,
   whole: boolean,
   byteOffsets = false,
+  endNote = false,
 ): string {
   let body = text.length > o.maxChars ? text.slice(0, o.maxChars) : text;
   const cutChars = body.length < text.length || !whole;
-  if (!cutChars && body.endsWith("\n")) body = body.slice(0, -1);
+  const endsInNewline = !cutChars && body.endsWith("\n");
+  if (endsInNewline) body = body.slice(0, -1);
   const lines = body.split("\n");
   const cutLines = lines.length > o.maxRows;
-  if (!cutLines && !cutChars) return body;
+  if (!cutLines && !cutChars) {
+    // Shown as lines, a text hides whether it ends in a newline (BlockOptions.textEnds).
+    if (!endNote || lines.length < 2) return body;
+    const end = endsInNewline ? "ending in a newline" : "no newline at the end";
+    return `${body}\n(${grouped(lines.length)} lines, ${end})`;
+  }
   const shownLines = cutLines ? lines.slice(0, o.maxRows) : lines;
   // A character cut shows whole lines only, so the next page starts at a line start; a first
   // line longer than the cut is shown cut, and the rest counted in characters.
@@ -769,7 +784,7 @@ function renderBytesBlock(b: BytesV, o: Opts): string {
   const whole = all && b.data.length <= max;
   const lines = all ? countNewlines(b.data) : null;
   const total = lines === null ? null : b.data.at(-1) === 10 ? lines : lines + 1;
-  const body = renderText(text, o, b.size, total, whole, true);
+  const body = renderText(text, o, b.size, total, whole, true, o.textEnds);
   // Content-store bytes end with their true size and content ref (protocol §8.3).
   return b.ref === null ? body : `${body}\n${renderBytes(b)}`;
 }
@@ -817,7 +832,7 @@ function renderOutcomeBlock(v: OutcomeV, width: number, o: Opts): string {
 function renderStrBlock(s: string, width: number, o: Opts): string {
   if (!s.includes("\n") && s.length <= width * 2) return renderInlineBounded(s, o.maxChars);
   const bytes = s.length > LINE_SCAN ? undefined : new TextEncoder().encode(s).length;
-  return renderText(s, o, bytes, textLines(s), s.length <= o.maxChars);
+  return renderText(s, o, bytes, textLines(s), s.length <= o.maxChars, false, o.textEnds);
 }
 
 function block(v: Value, width: number, o: Opts): string {
@@ -863,5 +878,6 @@ export function renderBlock(v: Value, width = 80, opts: BlockOptions = {}): stri
     path: "",
     forText: opts.forText ?? false,
     exactSizes: opts.forText ?? false,
+    textEnds: opts.textEnds ?? opts.forText ?? false,
   });
 }

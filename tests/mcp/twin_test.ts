@@ -61,7 +61,10 @@ Deno.test("text twins an agent can act on in one call", opts, async (t) => {
 
     await t.step("UTF-8 bytes read as text; other bytes say what they are", async () => {
       const r = await exec(m, "cat notes.txt");
-      assertEquals(text(r), "alpha\nbeta\ngamma");
+      // shown as lines, and told whether it ends in a newline (no call to ask)
+      assertEquals(text(r), "alpha\nbeta\ngamma\n(3 lines, ending in a newline)");
+      const bare = await exec(m, '"a\\nb"');
+      assertEquals(text(bare), "a\nb\n(2 lines, no newline at the end)");
       const b = await exec(m, `sh { printf '\\377\\376ab' }.stdout`);
       assertMatch(text(b), /^bytes\(4b\) \(not UTF-8: ff fe 61 62\)$/);
     });
