@@ -404,11 +404,12 @@ export interface BlockOptions {
 }
 
 /**
- * The width a block is laid out at for its reader: a terminal's 80 columns, or 160 for a reader
- * of text (an agent), which never wraps and pays a call for every cell cut short.
+ * The width a block is laid out at for its reader: a terminal's 80 columns, or 200 for a reader
+ * of text (an agent), which never wraps and pays a call for every cell cut short (a `git log`
+ * row — two 40-character hashes, an email, a date — needs about 170).
  */
 export function readerWidth(tty: boolean): number {
-  return tty ? 80 : 160;
+  return tty ? 80 : 200;
 }
 
 const DEFAULT_MAX_ROWS = 50;
@@ -514,10 +515,11 @@ function lastSegment(p: string): string {
 /**
  * Whether a listing's `name` column only repeats the last segment of its `path` column in every
  * shown row (a directory listing): a reader of text is then shown `path` alone, which halves a
- * listing row, and told in the count line that `.name` is there.
+ * listing row, and told in the line under the table that `.name` is there — for every listing,
+ * however short, so that a listing's shape does not change with its length.
  */
 function nameRepeatsPath(rows: readonly Value[], shown: number, cols: string[]): boolean {
-  if (shown < COUNTED || !cols.includes("name") || !cols.includes("path")) return false;
+  if (!cols.includes("name") || !cols.includes("path")) return false;
   for (let r = 0; r < shown; r++) {
     const f = (rows[r] as RecordV).fields;
     const name = f.get("name");
@@ -605,12 +607,15 @@ function renderTable(rows: readonly Value[], width: number, o: Opts): string {
     notes.push(o.more(cut as Cut));
   }
   if (ncols < cols.length) notes.push(`… ${cols.length - ncols} more columns`);
-  if (hideName) notes.push(".name = last part of path, not shown");
-  const count = o.forText && rows.length >= COUNTED && rows.length <= shown
-    ? `${grouped(rows.length)} rows`
-    : null;
-  if (notes.length && count === null) lines.push(notes.join(", "));
-  else if (count !== null) lines.push(`(${[count, ...notes].join("; ")})`);
+  // For a reader of text: how many rows (when all are shown), and where a hidden name went.
+  const told: string[] = [];
+  if (o.forText && rows.length >= COUNTED && rows.length <= shown) {
+    told.push(`${grouped(rows.length)} rows`);
+  }
+  if (hideName) told.push(".name = last part of path, not shown");
+  const said = told.length ? `(${told.join("; ")})` : "";
+  if (notes.length) lines.push(said ? `${notes.join(", ")} ${said}` : notes.join(", "));
+  else if (said) lines.push(said);
   return lines.join("\n");
 }
 

@@ -18,8 +18,8 @@ Deno.test("statements on the way render lists of records as tables", async () =>
         src: 'ls s\n[{name: "x", n: 1}, {name: "y", n: 2}]\n"done"',
       });
       const lines = r.render.split("\n");
-      assertMatch(lines[0], /^path\s+name\s+type\s+size\s+modified$/);
-      assert(lines.some((l) => /^s\/a\.txt\s+a\.txt\s+file/.test(l)), r.render);
+      assertMatch(lines[0], /^path\s+type\s+size\s+modified$/);
+      assert(lines.some((l) => /^s\/a\.txt\s+file/.test(l)), r.render);
       assert(lines.some((l) => /^name\s+n$/.test(l)), r.render);
       // (the `› SOURCE` labels above expression statements' values quote the source)
       const values = lines.filter((l) => !l.startsWith("› ")).join("\n");
