@@ -11,6 +11,7 @@ import {
   ClosureV,
   CommandV,
   GlobV,
+  ListV,
   OutcomeV,
   PathV,
   typeName,
@@ -316,13 +317,26 @@ export function valuesToWords(
   pos: Value[],
   named: Map<string, Value>,
   span: Span,
+  expand: (g: GlobV) => readonly Value[],
 ): CmdArg[] {
   const out: CmdArg[] = [];
-  for (const v of pos) {
+  // A list is its items, one word each, and a glob its paths, as in a command's words: `rm
+  // (paths)` means the same in a `let` (where it is this call form) as it does as a statement.
+  const push = (v: Value): void => {
     if (typeof v === "string") out.push({ kind: "Word", text: v, span });
     else if (v instanceof PathV) out.push({ kind: "PathWord", text: v.path, span });
-    else throw fail("type_error", "alias arguments must be strings or paths", null, span);
-  }
+    else if (v instanceof ListV) v.items.forEach(push);
+    else if (v instanceof GlobV) expand(v).forEach(push);
+    else {
+      throw fail(
+        "type_error",
+        `alias arguments must be strings, paths, globs or lists of them (got ${typeName(v)})`,
+        "pass the text: (x.str()), or the paths: (xs.map(.path))",
+        span,
+      );
+    }
+  };
+  pos.forEach(push);
   for (const [k, v] of named) {
     const raw = k.replaceAll("_", "-");
     if (v === true) out.push({ kind: "FlagLong", name: k, raw, span });
@@ -344,7 +358,13 @@ export function callAlias(
   span: Span | null,
 ): MaybePromise<Value> {
   const s = span ?? alias.cmd.span;
-  return runCmd(ev, { ...alias.cmd, span: s }, sc, valuesToWords(pos, named, s), false);
+  return runCmd(
+    ev,
+    { ...alias.cmd, span: s },
+    sc,
+    valuesToWords(pos, named, s, (g) => ev.expandGlob(g, s)),
+    false,
+  );
 }
 
 /** The session env plus this spawn's own assignments (`FOO=1 cmd`, `pty.open` env). */

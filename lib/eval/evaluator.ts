@@ -454,7 +454,7 @@ export class Evaluator implements Interp {
     if (!this.isCommandName(name)) {
       throw fail("undefined_var", `undefined function \`${name}\``, null, span);
     }
-    const words = valuesToWords(args.pos, args.named, span);
+    const words = valuesToWords(args.pos, args.named, span, (g) => this.expandGlob(g, span));
     return runCmd(this, headCmd(name, span), sc, words, false);
   }
 

@@ -104,3 +104,19 @@ Deno.test("the bare commands run and give the values the ( ) forms give", async 
     assertEquals(await show(ev, 'fn names(d) { return ls (d) }\nnames("d").len()'), "2");
   });
 });
+
+Deno.test("a command called with ( ) values: a list is its items, a glob its paths", async () => {
+  await withTempDir(async (dir) => {
+    fixture(dir);
+    const ev = session(dir);
+    // `let x = cmd (v)` is the call form cmd(v) (§7.5), which must mean what the statement does
+    assertEquals(await show(ev, 'let e = echo (["a", "b"])\ne.out'), '"a b"');
+    assertEquals(await show(ev, 'let p = echo (glob("d/*.tmp"))\np.out'), `"${dir}/d/b.tmp"`);
+    assertEquals(
+      await show(ev, 'let q = echo ([glob("d/*.txt").expand(), "x"])\nq.out'),
+      `"${dir}/d/a.txt x"`,
+    );
+    const bad = await show(ev, "try { let r = echo ([{a: 1}]) } catch e { [e.code, e.hint] }");
+    assert(bad.includes("type_error") && bad.includes(".map(.path)"), bad);
+  });
+});
