@@ -8,6 +8,7 @@
 import { boundText } from "../client/bound_text.ts";
 import { type Cut, moreLine, readerWidth, renderBlock } from "../value/render.ts";
 import type { Value } from "../value/types.ts";
+import { trashText } from "./statement_text.ts";
 
 /** Characters of text one page asks for. */
 export const PAGE_CHARS = 4000;
@@ -82,7 +83,8 @@ export function pageAt(
 /** Render `v` bounded for the wire, with `more` when it was cut. */
 export function pagedRender(v: Value, place: RenderPlace): { render: string; more?: More } {
   let first: Cut | null = null;
-  const body = v === null ? "" : renderBlock(v, readerWidth(place.tty), {
+  const trash = place.tty || v === null ? null : trashText(v, place.cwd);
+  const body = v === null ? "" : trash ?? renderBlock(v, readerWidth(place.tty), {
     cwd: place.cwd,
     maxRows: place.maxRows,
     // Text readers (agents, not a terminal): last column whole, sizes exact, items counted,

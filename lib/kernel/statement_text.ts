@@ -2,12 +2,13 @@
  * What a statement's value adds to an exec's output (the evaluator's sink), as a terminal
  * would show it: a command's output text; a list, record or table (a builtin's, like `ls` on
  * the way, or a plain value) as the block a final value would get, not one long inline line.
- * For a reader of text (not a tty) `rm`'s rows are one line of what moved — a loop of `rm`s is
- * otherwise a table per file, each with a long `restore` command the final value repeats.
+ * For a reader of text (not a tty) `rm`'s rows are one line of what moved (`trashText`) — a
+ * loop of `rm`s is otherwise a table per file, each with a long `restore` command.
  *
  * @module
  */
 
+import { dirname } from "node:path";
 import { hasAdaptedValue } from "../eval/adapters/mod.ts";
 import { isCommandExpr } from "../eval/expressions.ts";
 import type { Stmt } from "../syntax/ast.ts";
@@ -30,12 +31,17 @@ export interface StatementReader {
 /** Characters of a statement's source its label shows. */
 const LABEL_CHARS = 72;
 
+/** A builtin's outcome (`rm f` as a statement) is its value. */
+function builtinValue(v: Value): Value {
+  return v instanceof OutcomeV && v.pid === 0 && v.parsed !== undefined ? v.parsed : v;
+}
+
 /** The text `v` (a statement's value) adds to the exec's output; ends in a newline or is "". */
 export function statementText(v: Value, reader: StatementReader): string {
-  const shown = v instanceof OutcomeV && v.pid === 0 && v.parsed !== undefined ? v.parsed : v;
+  const shown = builtinValue(v);
   let text: string;
-  const moved = reader.tty ? null : trashedPaths(shown);
-  if (moved !== null) text = trashLine(moved, reader.cwd);
+  const moved = reader.tty ? null : trashText(shown, reader.cwd);
+  if (moved !== null) text = moved;
   else if (
     hasAdaptedValue(v) || shown instanceof ListV || shown instanceof RecordV ||
     shown instanceof TableV
@@ -77,22 +83,32 @@ function label(src: string): string {
     : line;
 }
 
-/** The original paths of `rm`'s rows (records of exactly path, trash, restore); else null. */
-function trashedPaths(v: Value): string[] | null {
+/** `rm`'s rows (records of exactly path, trash, restore), as [original, trash]; else null. */
+function trashedPaths(v: Value): Array<[string, string]> | null {
   if (!(v instanceof ListV) || v.items.length === 0) return null;
-  const out: string[] = [];
+  const out: Array<[string, string]> = [];
   for (const r of v.items) {
     if (!(r instanceof RecordV) || r.fields.size !== 3) return null;
     const p = r.fields.get("path");
-    if (!(p instanceof PathV) || !(r.fields.get("trash") instanceof PathV)) return null;
+    const t = r.fields.get("trash");
+    if (!(p instanceof PathV) || !(t instanceof PathV)) return null;
     if (typeof r.fields.get("restore") !== "string") return null;
-    out.push(p.path);
+    out.push([p.path, t.path]);
   }
   return out;
 }
 
-function trashLine(paths: string[], cwd: string): string {
-  const named = paths.slice(0, TRASH_NAMED).map((p) => relPath(p, cwd)).join(", ");
-  const more = paths.length > TRASH_NAMED ? ` … ${paths.length - TRASH_NAMED} more` : "";
-  return `moved to the trash (undo puts back): ${named}${more}`;
+/**
+ * What `rm` did, for a reader of text — as a statement on the way or as the exec's value: one
+ * line naming what moved (relative to `cwd`) and the trash directory, once; `undo` brings them
+ * back. Null for other values. (A table of `rm`'s rows repeats two absolute paths and a
+ * restore command per file: 120 characters a file, for nothing the agent acts on.)
+ */
+export function trashText(v: Value, cwd: string): string | null {
+  const moved = trashedPaths(builtinValue(v));
+  if (moved === null) return null;
+  const named = moved.slice(0, TRASH_NAMED).map(([p]) => relPath(p, cwd)).join(", ");
+  const more = moved.length > TRASH_NAMED ? ` … ${moved.length - TRASH_NAMED} more` : "";
+  const dirs = [...new Set(moved.map(([, t]) => dirname(t)))].slice(0, 3).join(", ");
+  return `moved to the trash in ${dirs} (undo puts back): ${named}${more}`;
 }

@@ -7,7 +7,7 @@
 
 import { boundText } from "../client/bound_text.ts";
 import type { RpcErrorObject } from "../client/errors.ts";
-import { pagingLine, trashText } from "./twin.ts";
+import { pagingLine } from "./twin.ts";
 import { refToUri } from "./uri.ts";
 
 /** A tool result as sent on the wire. */
@@ -72,9 +72,9 @@ export function toolOk(
   return { content, structuredContent: result, isError: false };
 }
 
-/** The text twin of a rendered value: the render, what `rm` did, how to read on. */
+/** The text twin of a rendered value: the render, how to read on. */
 function renderTwin(result: Obj): string {
-  const parts = [trashText(result.value) ?? result.render as string];
+  const parts = [result.render as string];
   const next = pagingLine(result.ref, result.more);
   if (next) parts.push(next);
   return parts.join("\n");

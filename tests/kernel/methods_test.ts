@@ -235,7 +235,7 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
         src: `with cwd: "${dir}" { for f in glob("*.tmp").expand() { rm (f) } }\n1`,
       });
       // (relative to the cwd the rm ran in)
-      const trashLine = /^moved to the trash \(undo puts back\): (a|b)\.tmp$/;
+      const trashLine = /^moved to the trash in \/\S+ \(undo puts back\): (a|b)\.tmp$/;
       const lines = String(rm.render).split("\n");
       assertEquals(lines.length, 3, String(rm.render));
       assertMatch(lines[0], trashLine);
