@@ -642,12 +642,19 @@ function renderRecordBlock(r: RecordV, width: number, o: Opts): string {
   return lines.join("\n");
 }
 
-/** An item whose inline form hides what it holds (an outcome's output, a table's rows). */
-function wantsBlock(v: Value): boolean {
+/**
+ * An item whose inline form hides what it holds: an outcome's output, a table's rows, or a list
+ * too long for its line (cut there with `…`, no count and no way to page; as a block it is one
+ * item a line, counted, with the `… N more items` line that pages it).
+ */
+function wantsBlock(v: Value, width: number, o: Opts): boolean {
   if (typeof v === "string") return v.includes("\n");
   if (v === null || typeof v !== "object") return false;
   if (v.t === "outcome" || v.t === "table") return true;
-  return v.t === "list" && v.items.length > 0 && v.items.every((x) => x instanceof RecordV);
+  if (v.t !== "list" || v.items.length === 0) return false;
+  if (v.items.every((x) => x instanceof RecordV)) return true;
+  const line = width * LINE_WIDTHS;
+  return cpLen(renderInlineBounded(v, line + 1, o)) > line;
 }
 
 /** A list of mixed results as numbered sections: `[i] value`, or `[i]` and an indented block. */
@@ -677,7 +684,9 @@ function renderListBlock(items: readonly Value[], width: number, o: Opts): strin
   }
   if (allRecords) return renderTable(items, width, o);
   // `[n, (ls), (git log)]` — several results asked for in one go: each its own block.
-  if (items.slice(0, o.maxRows).some(wantsBlock)) return renderSections(items, width, o);
+  if (items.slice(0, o.maxRows).some((x) => wantsBlock(x, width, o))) {
+    return renderSections(items, width, o);
+  }
   const inline = renderInlineBounded(new ListV(items as Value[]), width + 1, o);
   if (cpLen(inline) <= width) return inline;
   const shown = Math.min(items.length, o.maxRows);

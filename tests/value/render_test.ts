@@ -135,6 +135,23 @@ Deno.test("renderBlock forText: a text reader gets every size unrounded, a termi
   eq(renderBlock(rec({ s: new SizeV(1_234_567n) }), 80, { forText: true }), "s: 1.234567mb");
 });
 
+Deno.test("renderBlock: a list too long for its line, among other results, is a block", () => {
+  const lines = Array.from({ length: 60 }, (_, i) => `2026-01-02 ERROR upstream ${i} timed out`);
+  const out = renderBlock(new ListV([5000, new ListV(lines), 3]), 200, { forText: true });
+  const shown = out.split("\n");
+  eq(shown[0], "[0] 5000");
+  eq(shown[1], "[1]");
+  eq(shown[2], '  "2026-01-02 ERROR upstream 0 timed out"');
+  ok(shown.includes("  … 10 more items"), out);
+  eq(shown.at(-1), "[2] 3");
+  ok(!out.includes('…"'), `no item cut inside: ${out}`);
+  // a short list stays inline beside the others
+  eq(
+    renderBlock(new ListV([1, new ListV(["a", "b"]), 3]), 200, { forText: true }),
+    '[1, ["a", "b"], 3]',
+  );
+});
+
 Deno.test("formatDuration: greedy non-zero units (§19.4)", () => {
   const cases: [bigint, string][] = [
     [0n, "0s"],
