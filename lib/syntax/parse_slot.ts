@@ -38,13 +38,17 @@ export function parseSlot(p: Parser, kind: SlotKind): Expr {
     );
   }
   const saved = save(p);
-  try {
-    const e = parseExpr(p);
-    if (slotEnded(p, kind)) return e;
-  } catch (err) {
-    if (!(err instanceof ParseError)) throw err;
+  // `[pwd, ls -a]`: a flag glued to its dash after a command head is the command's, never
+  // `ls - a` (which would run ls and subtract a variable).
+  if (!flagAfterHead(p)) {
+    try {
+      const e = parseExpr(p);
+      if (slotEnded(p, kind)) return e;
+    } catch (err) {
+      if (!(err instanceof ParseError)) throw err;
+    }
+    restore(p, saved);
   }
-  restore(p, saved);
   const s = p.nextPos();
   const end = slotEnd(p.lx, s, kind);
   const lim = p.lx.lim;
@@ -97,6 +101,18 @@ function bareCommandAhead(p: Parser): boolean {
   if (c !== 32 && c !== 9) return false;
   const n = p.lx.ch(p.lx.skipTrivia(q));
   return n !== -1 && n !== 10 && n !== 59;
+}
+
+/**
+ * After the command head ahead: a space, then `-x` or `--x` with no space after the dash. (Not
+ * `-1`: `[now -1d]` has always been arithmetic.)
+ */
+function flagAfterHead(p: Parser): boolean {
+  const s0 = p.nextPos();
+  const q = p.lx.identEnd(p.lx.ch(s0) === 94 ? s0 + 1 : s0);
+  if (q < 0) return false;
+  const d = p.lx.skipTrivia(q);
+  return d > q && p.lx.ch(d) === 45 && /[A-Za-z-]/.test(p.src[d + 1] ?? "");
 }
 
 /** Has the expression ended where the slot does? */

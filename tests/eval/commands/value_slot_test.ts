@@ -38,6 +38,10 @@ Deno.test("a bare command in a value slot is the ( ) form, to the AST", () => {
     ['[echo """a, "b" c""", 2]', 'echo """a, "b" c"""'],
     ["[sh -c 'exit 3', 1]", "sh -c 'exit 3'"],
     ["let t = git log -n 2 && echo ok", "git log -n 2 && echo ok"],
+    // a flag glued to its dash is the command's, even with nothing after it (not `ls - a`)
+    ["[pwd, ls -a]", "ls -a"],
+    ["let f = ls -la", "ls -la"],
+    ["[tail --help, 2]", "tail --help"],
   ];
   const strip = (v: unknown): unknown =>
     JSON.parse(JSON.stringify(v, (k, x) => (k === "span" || k === "headSpan" ? undefined : x)));
@@ -54,6 +58,7 @@ Deno.test("forms that parsed before keep their meaning", () => {
   };
   assertEquals(item("[ls]"), ["Ident"]);
   assertEquals(item("[now - 1d, today]"), ["Binary", "Ident"]);
+  assertEquals(item("[now -1d, today -1d]"), ["Binary", "Binary"]);
   assertEquals(item("let x = 1\n[x - 1]"), ["Binary"]);
   // `ls (x)` was already a call (language §7.5), which runs the command
   assertEquals(item('[ls (glob("*.tmp")), 1]'), ["Call", "Int"]);
