@@ -93,9 +93,7 @@ function shadowedCommandAhead(p: Parser): { name: string; at: number } | null {
 
 /** A command head followed on the same line by something: `ls d`, `^ls d`; not `ls`, `now - 1d`. */
 function bareCommandAhead(p: Parser): boolean {
-  const s0 = p.nextPos();
-  const s = p.lx.ch(s0) === 94 ? s0 + 1 : s0;
-  const q = p.lx.identEnd(s);
+  const q = headEnd(p);
   if (q < 0 || !atCommandHead(p)) return false;
   const c = p.lx.ch(q);
   if (c !== 32 && c !== 9) return false;
@@ -103,13 +101,18 @@ function bareCommandAhead(p: Parser): boolean {
   return n !== -1 && n !== 10 && n !== 59;
 }
 
+/** Where the head word at the cursor (after an optional `^`) ends; -1 when none starts there. */
+function headEnd(p: Parser): number {
+  const s0 = p.nextPos();
+  return p.lx.identEnd(p.lx.ch(s0) === 94 ? s0 + 1 : s0);
+}
+
 /**
  * After the command head ahead: a space, then `-x` or `--x` with no space after the dash. (Not
  * `-1`: `[now -1d]` has always been arithmetic.)
  */
 function flagAfterHead(p: Parser): boolean {
-  const s0 = p.nextPos();
-  const q = p.lx.identEnd(p.lx.ch(s0) === 94 ? s0 + 1 : s0);
+  const q = headEnd(p);
   if (q < 0) return false;
   const d = p.lx.skipTrivia(q);
   return d > q && p.lx.ch(d) === 45 && /[A-Za-z-]/.test(p.src[d + 1] ?? "");

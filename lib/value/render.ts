@@ -6,6 +6,7 @@
  * by `LINE_SCAN` — so it costs O(shown), never O(value).
  */
 
+import { basename } from "node:path";
 import { fail } from "./errors.ts";
 import { formatDateTimeUtc, formatTime } from "./datetime.ts";
 import {
@@ -506,12 +507,6 @@ function cellText(v: Value, max: number, o: Opts): string {
   return renderInlineBounded(v, max + 1, o);
 }
 
-/** The last segment of a path's text (`name` of a listing row). */
-function lastSegment(p: string): string {
-  const t = p.endsWith("/") && p.length > 1 ? p.slice(0, -1) : p;
-  return t.slice(t.lastIndexOf("/") + 1);
-}
-
 /**
  * Whether a listing's `name` column only repeats the last segment of its `path` column in every
  * shown row (a directory listing): a reader of text is then shown `path` alone, which halves a
@@ -525,7 +520,7 @@ function nameRepeatsPath(rows: readonly Value[], shown: number, cols: string[]):
     const name = f.get("name");
     const path = f.get("path");
     const p = path instanceof PathV ? path.path : path;
-    if (typeof name !== "string" || typeof p !== "string" || lastSegment(p) !== name) {
+    if (typeof name !== "string" || typeof p !== "string" || basename(p) !== name) {
       return false;
     }
   }
@@ -733,7 +728,6 @@ function renderText(
   totalLines: number | null,
   whole: boolean,
   byteOffsets = false,
-  endNote = false,
 ): string {
   let body = text.length > o.maxChars ? text.slice(0, o.maxChars) : text;
   const cutChars = body.length < text.length || !whole;
@@ -743,7 +737,7 @@ function renderText(
   const cutLines = lines.length > o.maxRows;
   if (!cutLines && !cutChars) {
     // Shown as lines, a text hides whether it ends in a newline (BlockOptions.textEnds).
-    if (!endNote || lines.length < 2) return body;
+    if (!o.textEnds || lines.length < 2) return body;
     const end = endsInNewline ? "ending in a newline" : "no newline at the end";
     return `${body}\n(${grouped(lines.length)} lines, ${end})`;
   }
@@ -798,7 +792,7 @@ function renderBytesBlock(b: BytesV, o: Opts): string {
   const whole = all && b.data.length <= max;
   const lines = all ? countNewlines(b.data) : null;
   const total = lines === null ? null : b.data.at(-1) === 10 ? lines : lines + 1;
-  const body = renderText(text, o, b.size, total, whole, true, o.textEnds);
+  const body = renderText(text, o, b.size, total, whole, true);
   // Content-store bytes end with their true size and content ref (protocol §8.3).
   return b.ref === null ? body : `${body}\n${renderBytes(b)}`;
 }
@@ -819,7 +813,8 @@ function renderOutcomeBlock(v: OutcomeV, width: number, o: Opts): string {
     body = v.parsed === null ? "" : block(v.parsed, width, at("out"));
   } else if (v.stdout.length > 0) {
     // Raw output pages as `.stdout` (bytes, by byte): `.out` may be parsed JSON.
-    const inner = at("stdout");
+    // A command's output ending in a newline is the rule, not news: no end note here.
+    const inner = { ...at("stdout"), textEnds: false };
     const cut = v.stdout.length > o.maxChars * 4;
     const text = lossy.decode(cut ? v.stdout.subarray(0, o.maxChars * 4) : v.stdout, {
       stream: cut,
@@ -846,7 +841,7 @@ function renderOutcomeBlock(v: OutcomeV, width: number, o: Opts): string {
 function renderStrBlock(s: string, width: number, o: Opts): string {
   if (!s.includes("\n") && s.length <= width * 2) return renderInlineBounded(s, o.maxChars);
   const bytes = s.length > LINE_SCAN ? undefined : new TextEncoder().encode(s).length;
-  return renderText(s, o, bytes, textLines(s), s.length <= o.maxChars, false, o.textEnds);
+  return renderText(s, o, bytes, textLines(s), s.length <= o.maxChars);
 }
 
 function block(v: Value, width: number, o: Opts): string {
