@@ -4,9 +4,10 @@
  *   deno run -A --unstable-worker-options bench/isolation.ts
  *
  * 1. `exec "1 + 2"` round trip with sessions as processes vs a bare echo server with the same
- *    framing (target ≤ 4×), alternated in rounds so both see the same load; and, in the same
+ *    framing (target ≤ 4×; the fastest of several echo servers, see `execVsEcho`), alternated in rounds so both see the same load; and, in the same
  *    rounds, the floor of its four hops (`_hop_floor.ts`: the kernel's transport, no work) vs
- *    the echo server's two, and the kernel vs that floor (what the kernel itself adds).
+ *    the echo server's two, and the kernel vs that floor (what the kernel itself adds); and the
+ *    floor again with a Unix socket instead of pipes between relay and child.
  * 2. Session start: attach + first `exec "1 + 2"` of a new session name (a process starts) vs
  *    the same on an existing session.
  * 3. Containment under load: `exec "1 + 2"` in one session while another grows to its heap
@@ -21,7 +22,7 @@
 import { join } from "node:path";
 import { KernelClient } from "../lib/client/client.ts";
 import { spawnKernel } from "./_kernel.ts";
-import { execVsEcho, line, med, startEchoServer, times } from "./_kernel_bench.ts";
+import { echoLine, execVsEcho, line, med, startEchoServers, times } from "./_kernel_bench.ts";
 import { startHopFloor } from "./_hop_floor.ts";
 import { startKernel } from "../lib/kernel/server.ts";
 import { emptySandboxSpec } from "../lib/exec/sandbox_spec.ts";
@@ -29,11 +30,12 @@ import { hostSandbox } from "../lib/exec/sandbox.ts";
 
 async function main(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "shoal-bench-isolation-" });
-  const echoPath = join(dir, "echo.sock");
   const kernelPath = join(dir, "k.sock");
-  const echo = await startEchoServer(echoPath);
+  const echoes = await startEchoServers(dir);
   const floorPath = join(dir, "floor.sock");
   const floorRelay = await startHopFloor(floorPath);
+  const socketFloorPath = join(dir, "floor-socket.sock");
+  const socketFloorRelay = await startHopFloor(socketFloorPath, true);
   const kernel = await spawnKernel(
     [
       "--socket",
@@ -47,17 +49,27 @@ async function main(): Promise<void> {
   );
   try {
     // 1. Round trip.
-    const e = await KernelClient.connect({ socket: echoPath });
     const k = await KernelClient.connect({ socket: kernelPath, attach: { session: "bench" } });
     const f = await KernelClient.connect({ socket: floorPath });
-    const { echoMs, execMs, floorMs } = await execVsEcho(e, k, f);
+    const fs = await KernelClient.connect({ socket: socketFloorPath });
+    const { echoMs, echoAll, execMs, floorMs: [floorMs, socketFloorMs] } = await execVsEcho(
+      echoes.clients,
+      k,
+      [f, fs],
+    );
     f.close();
-    console.log(`echo server round trip: ${(echoMs * 1000).toFixed(0)} µs`);
+    fs.close();
+    console.log(echoLine(echoMs, echoAll));
     line("exec `1 + 2` (session process) vs echo", execMs, echoMs, 4);
     console.log(
       `  four-hop floor (relay, no work) ${(floorMs * 1000).toFixed(0)} µs: ` +
         `${(floorMs / echoMs).toFixed(2)}× echo; the kernel is ${(execMs / floorMs).toFixed(2)}× ` +
         `the floor`,
+    );
+    console.log(
+      `  the same floor with a Unix socket between relay and child instead of pipes ` +
+        `${(socketFloorMs * 1000).toFixed(0)} µs: ${(socketFloorMs / echoMs).toFixed(2)}× echo ` +
+        `(the link's transport is not what costs: the hops are)`,
     );
 
     // 2. Session start.
@@ -102,15 +114,15 @@ async function main(): Promise<void> {
         `p99 ${(p99(idle) * 1000).toFixed(0)} µs: ${(med(busy) / med(idle)).toFixed(2)}×`,
     );
     hog.close();
-    e.close();
     k.close();
   } finally {
     kernel.kill("SIGTERM");
     await kernel.status;
-    echo.kill("SIGTERM");
-    await echo.status;
-    floorRelay.kill("SIGTERM");
-    await floorRelay.status;
+    await echoes.stop();
+    for (const relay of [floorRelay, socketFloorRelay]) {
+      relay.kill("SIGTERM");
+      await relay.status;
+    }
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }

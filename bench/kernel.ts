@@ -17,10 +17,10 @@
 import { join } from "node:path";
 import { KernelClient } from "../lib/client/client.ts";
 import { spawnKernel } from "./_kernel.ts";
-import { execVsEcho, line, med, startEchoServer, times } from "./_kernel_bench.ts";
+import { echoLine, execVsEcho, line, med, startEchoServers, times } from "./_kernel_bench.ts";
 
 /** One kernel process; `full` also runs the value.get and throughput parts. */
-async function measure(dir: string, echoPath: string, extra: string[], full: boolean) {
+async function measure(dir: string, echoes: KernelClient[], extra: string[], full: boolean) {
   const kernelPath = join(dir, `k${extra.length}.sock`);
   const kernel = await spawnKernel(
     [
@@ -32,10 +32,9 @@ async function measure(dir: string, echoPath: string, extra: string[], full: boo
   );
   try {
     // 1. Round trip, echo and exec interleaved in rounds so both see the same machine load.
-    const e = await KernelClient.connect({ socket: echoPath });
     const k = await KernelClient.connect({ socket: kernelPath, attach: { session: "bench" } });
-    const { echoMs, execMs } = await execVsEcho(e, k);
-    console.log(`echo server round trip: ${(echoMs * 1000).toFixed(0)} µs`);
+    const { echoMs, echoAll, execMs } = await execVsEcho(echoes, k);
+    console.log(echoLine(echoMs, echoAll));
     line("exec `1 + 2` vs echo round trip", execMs, echoMs, 3);
 
     // 2. Elision must not scale with the value.
@@ -58,7 +57,6 @@ async function measure(dir: string, echoPath: string, extra: string[], full: boo
     }
     console.log(`exec "small" (1,000 rows): ${(med(smallT) * 1000).toFixed(0)} µs`);
     line('exec "big" (1,000,000 rows) vs exec "small"', med(bigT), med(smallT), 3);
-    e.close();
     if (!full) {
       k.close();
       return;
@@ -106,16 +104,14 @@ async function measure(dir: string, echoPath: string, extra: string[], full: boo
 
 async function main(): Promise<void> {
   const dir = await Deno.makeTempDir({ prefix: "shoal-bench-kernel-" });
-  const echoPath = join(dir, "echo.sock");
-  const echo = await startEchoServer(echoPath);
+  const echoes = await startEchoServers(dir);
   try {
     console.log("-- kernel core (--ephemeral --no-journal): the targets --");
-    await measure(dir, echoPath, ["--ephemeral", "--no-journal"], true);
+    await measure(dir, echoes.clients, ["--ephemeral", "--no-journal"], true);
     console.log("-- with the in-memory journal (--ephemeral): journaling cost, for reference --");
-    await measure(dir, echoPath, ["--ephemeral"], false);
+    await measure(dir, echoes.clients, ["--ephemeral"], false);
   } finally {
-    echo.kill("SIGTERM");
-    await echo.status;
+    await echoes.stop();
     await Deno.remove(dir, { recursive: true }).catch(() => {});
   }
 }

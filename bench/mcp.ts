@@ -23,6 +23,8 @@ import { Client } from "@modelcontextprotocol/client";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 import { KernelClient } from "../lib/client/mod.ts";
 import { spawnKernel } from "./_kernel.ts";
+import { childPids, cpuPerCall, formatSplit } from "./_cpu_split.ts";
+import { benchEvaluatorTrue } from "./spawn.ts";
 
 const root = (p: string) => fileURLToPath(new URL(`../${p}`, import.meta.url));
 const MCP = root("mcp.ts");
@@ -144,11 +146,63 @@ async function rawMcp(socket: string, session: string) {
   await send({ jsonrpc: "2.0", method: "notifications/initialized" });
   return {
     call,
+    pid: child.pid,
     async close() {
       await writer.close();
       await child.status;
     },
   };
+}
+
+/**
+ * 1b. Where a call's time goes (issue 16: "find where the rest goes"): CPU per call of each
+ * process on the path — the facade, the kernel, the session process and the processes it
+ * spawned — for `ping` (the facade and SDK alone), `shoal_exec` and the kernel's own `exec` of
+ * the same source on the same session, next to `^true` through an evaluator in this process.
+ */
+async function whereTheTimeGoes(
+  socket: string,
+  kernelPid: number,
+  cleanups: Array<() => Promise<unknown> | unknown>,
+): Promise<void> {
+  const before = new Set(childPids(kernelPid));
+  const raw = await rawMcp(socket, "bench-split");
+  cleanups.push(() => raw.close());
+  const exec = (src: string) => raw.call("tools/call", { name: "shoal_exec", arguments: { src } });
+  await exec("1");
+  const session = childPids(kernelPid).find((p) => !before.has(p));
+  if (session === undefined) {
+    console.log("\n## 1b. where the time goes: skipped (the session process was not found)");
+    return;
+  }
+  const kc = await KernelClient.connect({ socket, attach: { session: "bench-split" } });
+  cleanups.push(() => kc.close());
+  const pids = { facade: raw.pid, kernel: kernelPid, session };
+  const n = quick ? 300 : 1000;
+  const rows: Array<[string, () => Promise<unknown>]> = [
+    ["ping (facade + SDK, no kernel)", () => raw.call("ping", {})],
+    ['shoal_exec "1 + 2"', () => exec("1 + 2")],
+    ['kernel exec "1 + 2" (no MCP)', () => kc.call("exec", { src: "1 + 2", position: "value" })],
+    ['shoal_exec "^true"', () => exec("^true")],
+    ['kernel exec "^true" (no MCP)', () => kc.call("exec", { src: "^true", position: "value" })],
+  ];
+  console.log(
+    `\n## 1b. where the time goes: CPU per call of each process on the path (${n} calls a row; ` +
+      `10 ms clock ticks, so ±${(10_000 / n).toFixed(0)} µs)`,
+  );
+  for (const [label, fn] of rows) {
+    for (let i = 0; i < 100; i++) await fn(); // warm-up
+    const split = await cpuPerCall(n, fn, pids, ["session"]);
+    console.log(`${label.padEnd(34)} ${formatSplit(split)}`);
+  }
+  const inProcess = await benchEvaluatorTrue(quick ? 100 : 300);
+  const ev = inProcess?.find((r) => r.name === "^true through the evaluator");
+  if (ev) {
+    console.log(
+      `${"^true, evaluator in this process".padEnd(34)} wall ${(ev.medianMs * 1000).toFixed(0)} ` +
+        `µs (median)`,
+    );
+  }
 }
 
 /** A one-line summary of what a tool call returned. */
@@ -211,6 +265,8 @@ async function main(): Promise<void> {
       "(the raw client measures the facade itself; the SDK rows add the SDK client's own work, " +
         "e.g. validating structuredContent against the output schema)",
     );
+
+    await whereTheTimeGoes(socket, kernel.pid, cleanups);
 
     // 2. Cold starts.
     console.log(`\n## 2. cold start to the first tool result`);
