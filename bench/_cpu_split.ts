@@ -20,6 +20,12 @@ export function cpuMs(pid: number): { self: number; children: number } {
   };
 }
 
+/** CPU the main thread of a process (its thread whose id is the pid) has used, ms. */
+export function mainThreadCpuMs(pid: number): number {
+  const f = Deno.readTextFileSync(`/proc/${pid}/task/${pid}/stat`).split(") ")[1].split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
+
 /** The pids of a process's children now. */
 export function childPids(pid: number): number[] {
   try {
@@ -36,26 +42,38 @@ export interface CpuSplit {
   cpuUs: Record<string, number>;
 }
 
-/**
- * Run `fn` `n` times in sequence; the wall time per call and, per named pid, the CPU per call
- * (`NAME+children` rows for the reaped children of pids listed in `withChildren`).
- */
+/** How a process's CPU is shown: its children's apart, its main thread apart from the rest. */
+export interface SplitOptions {
+  /** Processes whose reaped children get a row (`NAME's children`). */
+  children?: string[];
+  /** Processes shown as `NAME main` and `NAME other threads` (a Worker, the runtime's pool). */
+  threads?: string[];
+}
+
+/** Run `fn` `n` times in sequence; the wall time and, per named pid, the CPU per call. */
 export async function cpuPerCall(
   n: number,
   fn: () => Promise<unknown>,
   pids: Record<string, number>,
-  withChildren: string[] = [],
+  opts: SplitOptions = {},
 ): Promise<CpuSplit> {
-  const before = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, cpuMs(p)]));
+  const read = (p: number) => ({ ...cpuMs(p), main: mainThreadCpuMs(p) });
+  const before = Object.fromEntries(Object.entries(pids).map(([k, p]) => [k, read(p)]));
   const t0 = performance.now();
   for (let i = 0; i < n; i++) await fn();
   const wallUs = (performance.now() - t0) / n * 1000;
   const cpuUs: Record<string, number> = {};
+  const per = (ms: number) => ms / n * 1000;
   for (const [k, p] of Object.entries(pids)) {
-    const now = cpuMs(p);
-    cpuUs[k] = (now.self - before[k].self) / n * 1000;
-    if (withChildren.includes(k)) {
-      cpuUs[`${k}'s children`] = (now.children - before[k].children) / n * 1000;
+    const now = read(p);
+    const self = now.self - before[k].self;
+    if (opts.threads?.includes(k)) {
+      const main = now.main - before[k].main;
+      cpuUs[`${k} main`] = per(main);
+      cpuUs[`${k} other threads`] = per(self - main);
+    } else cpuUs[k] = per(self);
+    if (opts.children?.includes(k)) {
+      cpuUs[`${k}'s children`] = per(now.children - before[k].children);
     }
   }
   return { wallUs, cpuUs };

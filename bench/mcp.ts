@@ -156,8 +156,8 @@ async function rawMcp(socket: string, session: string) {
 
 /**
  * 1b. Where a call's time goes (issue 16: "find where the rest goes"): CPU per call of each
- * process on the path — the facade, the kernel, the session process and the processes it
- * spawned — for `ping` (the facade and SDK alone), `shoal_exec` and the kernel's own `exec` of
+ * process on the path — the facade, the kernel (its main thread apart from its journal Worker and
+ * the runtime's threads), the session process and the processes it spawned — for `ping` (the facade and SDK alone), `shoal_exec` and the kernel's own `exec` of
  * the same source on the same session, next to `^true` through an evaluator in this process.
  */
 async function whereTheTimeGoes(
@@ -192,7 +192,7 @@ async function whereTheTimeGoes(
   );
   for (const [label, fn] of rows) {
     for (let i = 0; i < 100; i++) await fn(); // warm-up
-    const split = await cpuPerCall(n, fn, pids, ["session"]);
+    const split = await cpuPerCall(n, fn, pids, { children: ["session"], threads: ["kernel"] });
     console.log(`${label.padEnd(34)} ${formatSplit(split)}`);
   }
   const inProcess = await benchEvaluatorTrue(quick ? 100 : 300);
