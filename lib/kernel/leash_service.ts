@@ -45,6 +45,8 @@ export interface KernelLeashOptions {
   tokens: TokenStore | null;
   /** Refuse tokenless attachments (D-15). */
   requireToken: boolean;
+  /** Pending plans a principal may hold (the `plans` quota, D-31). */
+  maxPlansPerPrincipal: number;
   bus: EventBus;
   /** The live sessions (to re-send policies). */
   sessions: () => Iterable<SessionHost>;
@@ -57,11 +59,13 @@ export const APPROVAL_SCOPE = "";
 
 /** Leash as one kernel uses it. */
 export class KernelLeash {
-  readonly plans = new PlanStore();
+  readonly plans: PlanStore;
   readonly local = localPrincipal();
   #refusedAt: string | null = null;
 
-  constructor(readonly opts: KernelLeashOptions) {}
+  constructor(readonly opts: KernelLeashOptions) {
+    this.plans = new PlanStore(opts.maxPlansPerPrincipal);
+  }
 
   /** The policies in force, re-read first if the file changed. */
   policies(): PolicySet {

@@ -1,7 +1,7 @@
 /**
  * Per-principal quotas (D-31): what one principal may hold in this kernel at once — sessions,
- * tasks, subscriptions, retained event payload bytes, session memory, and (counted by their
- * owners through the same counter) plans and PTYs. Reaching one is `-32040 QUOTA_EXCEEDED`
+ * tasks, subscriptions, retained event payload bytes, session memory, and plans and PTYs (counted
+ * by their owners, the plan store and the PTY registry, with their limits from this table). Reaching one is `-32040 QUOTA_EXCEEDED`
  * with `data {quota, limit, used, principal}`; nothing else is affected.
  *
  * Memory is the sum of the heap limits of the principal's session processes (each process is
@@ -29,9 +29,9 @@ export interface QuotaLimits {
   event_bytes: number;
   /** The sum of the heap limits of a principal's session processes, in MiB. */
   memory_mb: number;
-  /** Stored plans (counted by Leash). */
+  /** Pending plans (counted by Leash's plan store). */
   plans: number;
-  /** Open PTYs (counted by the PTY methods). */
+  /** Open PTYs (counted by the PTY registry). */
   ptys: number;
 }
 

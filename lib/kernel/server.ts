@@ -54,8 +54,6 @@ export interface KernelOptions {
   maxQueued?: number;
   /** Finished tasks kept (default `MAX_FINISHED_TASKS`; tests lower it). */
   maxFinishedTasks?: number;
-  /** Open PTYs per principal at most (default `MAX_PTYS_PER_PRINCIPAL`). */
-  maxPtysPerPrincipal?: number;
   /** Heap limit of each session process in MiB (default `DEFAULT_SESSION_MEMORY_MB`). */
   sessionMemoryMb?: number;
   /** Where connection-level faults are reported (default: stderr). */
@@ -161,8 +159,10 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   const startDir = opts.cwd ?? processCwd();
   const sessions = new Map<string, Promise<SessionHost>>();
   const hosts = new Set<SessionHost>();
+  const quotas = new Quotas(opts.quotas);
   const leash = policySource === null ? null : new KernelLeash({
     source: policySource,
+    maxPlansPerPrincipal: quotas.limits.plans,
     tokens: tokenPath === null ? null : new TokenStore(tokenPath),
     requireToken: opts.requireToken === true,
     bus,
@@ -182,8 +182,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
   let connectionsTotal = 0;
   let closing: Promise<void> | null = null;
 
-  const ptys = new PtyRegistry(opts.maxPtysPerPrincipal);
-  const quotas = new Quotas(opts.quotas);
+  // Plans and PTYs are counted by their owners, with their limits from the one quota table.
+  const ptys = new PtyRegistry(quotas.limits.ptys);
   const methods = kernelMethods({
     bus,
     tasks,

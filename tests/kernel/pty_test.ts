@@ -447,7 +447,7 @@ Deno.test("the per-principal PTY quota refuses with a clear error and frees on c
     await open(a, "sleep", ["30"]);
     a.close();
     b.close();
-  }, { maxPtysPerPrincipal: 2 });
+  }, { quotas: { ptys: 2 } }); // the kernel's `--quota ptys=2`
 });
 
 Deno.test("32 concurrent PTYs", async () => {

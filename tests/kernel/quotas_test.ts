@@ -113,7 +113,25 @@ Deno.test("quota: event payload bytes the kernel holds for the principal", async
   }, { quotas: { event_bytes: 100 } });
 });
 
-Deno.test("quota counters: plans and PTYs take and release through the same counter", () => {
+Deno.test("quota: plans a principal holds (`--quota plans=N`)", async () => {
+  await withKernel(async (k) => {
+    type R = Record<string, unknown>;
+    const a = await client(k.path);
+    const first = await a.call<R>("exec", { src: "1 + 2", mode: "plan" });
+    const e = await rpcError(a.call("exec", { src: "2 + 3", mode: "plan" }));
+    assertQuota(e, "plans", 1);
+    assertMatch(e.message, /plans/);
+    // An applied plan is settled: it makes room for the next.
+    await a.call("plan.apply", { plan_ref: first.plan_ref });
+    assertMatch(
+      String((await a.call<R>("exec", { src: "2 + 3", mode: "plan" })).plan_ref),
+      /^plan:/,
+    );
+    a.close();
+  }, { quotas: { plans: 1 } });
+});
+
+Deno.test("quota counters: a lease is given back once, per principal", () => {
   const q = new Quotas({ plans: 1 });
   const l = q.take("agent:x", "plans");
   assertEquals(q.used("agent:x", "plans"), 1);
