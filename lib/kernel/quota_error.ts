@@ -15,7 +15,8 @@ const HINTS: Record<string, string> = {
   subscriptions: "unsubscribe from channels you no longer read",
   event_bytes: "publish smaller payloads (a path or an out:N ref) or fewer events",
   memory_mb: "close a session or ask for smaller session heaps",
-  plans: "apply, decline or let some plans expire first",
+  plans: "apply some of your plans, or have an approver decline them, first (plan.list shows " +
+    "them)",
   ptys: "close PTYs you no longer use (pty.list shows them)",
 };
 

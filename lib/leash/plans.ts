@@ -59,16 +59,18 @@ export function isApproved(plan: Plan): boolean {
   return plan.approval !== null && !plan.approval_used;
 }
 
-/** The plan store was full for this principal. */
+/**
+ * The plan store was full for this principal: `why` says which bound (plans never expire, so
+ * only applying or declining some makes room).
+ */
 export class PlanQuotaError extends Error {
-  constructor(readonly principal: string, readonly limit: number, what: string) {
-    super(
-      `${principal} already holds ${what} of pending plans (the limit); apply, or let an ` +
-        `approver decline, some of them first`,
-    );
+  constructor(readonly principal: string, readonly limit: number, why: string) {
+    super(`${why}; apply some of them, or have an approver decline them, first`);
     this.name = "PlanQuotaError";
   }
 }
+
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? "" : "s"}`;
 
 const te = new TextEncoder();
 
@@ -149,20 +151,31 @@ export class PlanStore {
       (this.#byOwner.get(principal)?.size ?? 0) >= this.maxPerPrincipal ||
       (this.#bytes.get(principal) ?? 0) + bytes > this.maxBytesPerPrincipal;
     if (bytes > this.maxBytesPerPrincipal) {
-      throw new PlanQuotaError(principal, this.maxBytesPerPrincipal, "more than the byte budget");
+      throw new PlanQuotaError(
+        principal,
+        this.maxBytesPerPrincipal,
+        `this plan's source is more than ${principal}'s budget of ` +
+          `${plural(this.maxBytesPerPrincipal, "byte")} for plans not yet applied or declined`,
+      );
     }
     for (const p of mine()) {
       if (!full()) break;
       if (PlanStore.settled(p)) this.#remove(p.ref);
     }
     if ((this.#byOwner.get(principal)?.size ?? 0) >= this.maxPerPrincipal) {
-      throw new PlanQuotaError(principal, this.maxPerPrincipal, `${this.maxPerPrincipal} plans`);
+      throw new PlanQuotaError(
+        principal,
+        this.maxPerPrincipal,
+        `${principal} already holds ${plural(this.maxPerPrincipal, "plan")} not yet applied or ` +
+          `declined (the limit)`,
+      );
     }
     if ((this.#bytes.get(principal) ?? 0) + bytes > this.maxBytesPerPrincipal) {
       throw new PlanQuotaError(
         principal,
         this.maxBytesPerPrincipal,
-        `${this.maxBytesPerPrincipal} source bytes`,
+        `${principal}'s plans not yet applied or declined would hold more than ` +
+          `${plural(this.maxBytesPerPrincipal, "byte")} of source (the limit)`,
       );
     }
     // Kernel-wide: settled plans of anyone go first, then the oldest of anyone.
@@ -172,7 +185,12 @@ export class PlanStore {
         if (PlanStore.settled(p)) this.#remove(p.ref);
       }
       if (this.#plans.size >= this.maxTotal) {
-        throw new PlanQuotaError(principal, this.maxTotal, `part of the kernel's ${this.maxTotal}`);
+        throw new PlanQuotaError(
+          principal,
+          this.maxTotal,
+          `the kernel already holds ${plural(this.maxTotal, "plan")} not yet applied or ` +
+            `declined (its limit)`,
+        );
       }
     }
   }

@@ -120,7 +120,10 @@ Deno.test("quota: plans a principal holds (`--quota plans=N`)", async () => {
     const first = await a.call<R>("exec", { src: "1 + 2", mode: "plan" });
     const e = await rpcError(a.call("exec", { src: "2 + 3", mode: "plan" }));
     assertQuota(e, "plans", 1);
-    assertMatch(e.message, /plans/);
+    assertMatch(
+      e.message,
+      /already holds 1 plan not yet applied or declined \(the limit\); apply some of your plans, or have an approver decline them, first \(plan\.list shows them\)$/,
+    );
     // An applied plan is settled: it makes room for the next.
     await a.call("plan.apply", { plan_ref: first.plan_ref });
     assertMatch(
