@@ -62,7 +62,10 @@ Deno.test("plans are bounded per principal and say so when full (D-31)", async (
   assertEquals(s.get(made[0].ref), undefined);
   assert(s.get(next.ref));
   await s.create({ ...base, principal: "agent:b" });
-  await rejects(s.create({ ...base, src: "x".repeat(2000) }), /more than agent:a.s budget of 1000 bytes for plans not yet applied or declined/);
+  await rejects(
+    s.create({ ...base, src: "x".repeat(2000) }),
+    /more than agent:a.s budget of 1000 bytes for plans not yet applied or declined/,
+  );
 });
 
 Deno.test("canonical effects, coverage, parsing, reversibility", () => {
