@@ -105,6 +105,8 @@ export class SessionHost {
   #cgroup: Cgroup | null = null;
   /** Pings sent after a cancel, awaiting their pong. */
   #pings = new Map<number, ReturnType<typeof setTimeout>>();
+  /** The task each ping after a cancel asked about. */
+  #pingTask = new Map<number, Task>();
   #nextPing = 1;
   #queue: Task[] = [];
   #running: Task | null = null;
@@ -269,7 +271,14 @@ export class SessionHost {
     return this.#proc.pid;
   }
 
+  /**
+   * True once the current process said `ready`: nothing is posted to a process still starting
+   * (after a crash, an exec posted before its `init` finished was lost and the session hung).
+   */
+  #live = false;
+
   #spawn(): void {
+    this.#live = false;
     this.instance = crypto.randomUUID();
     for (let i = 0; i < SLOTS; i++) Atomics.store(this.#slots.flag(i), 0, 0);
     let started = false;
@@ -294,6 +303,7 @@ export class SessionHost {
         if (started) this.#onMessage(m);
         else if (m.t === "ready") {
           started = true;
+          this.#live = true;
           this.facts = m.facts;
           onReady();
         }
@@ -365,7 +375,7 @@ export class SessionHost {
   }
 
   #pump(): void {
-    if (this.#running !== null || this.#closed) return;
+    if (this.#running !== null || this.#closed || !this.#live) return;
     const t = this.#queue.shift();
     if (!t) return;
     this.#running = t;
@@ -431,6 +441,7 @@ export class SessionHost {
     const proc = this.#proc;
     const timer = setTimeout(() => {
       this.#pings.delete(n);
+      this.#pingTask.delete(n);
       if (this.#proc !== proc || t.finished || this.#running !== t) return;
       this.#kill(
         `the session did not respond within ${CANCEL_PING_MS} ms of cancelling ${t.ref}, ` +
@@ -438,6 +449,7 @@ export class SessionHost {
       );
     }, CANCEL_PING_MS);
     this.#pings.set(n, timer);
+    this.#pingTask.set(n, t);
     this.#post({ t: "ping", n });
   }
 
@@ -454,6 +466,25 @@ export class SessionHost {
       await new Promise((r) => setTimeout(r, 20));
     }
     cg.remove(); // kept for a later sweep while members are still dying
+  }
+
+  /**
+   * A pong after `t`'s cancel says which task the session runs. The session posts a task's
+   * `done` before it can answer a later ping, so when `t` is still running here and the pong
+   * names another task (or none), the session no longer has `t`: it must not stay
+   * `cancelling` forever — fail it and go on with the queue.
+   */
+  #checkRunning(t: Task, running: number | null): void {
+    if (this.#running !== t || running === t.id) return;
+    this.#running = null;
+    t.error = {
+      code: RPC.INTERNAL_ERROR,
+      message: `the session process no longer runs ${t.ref} (it was lost before it could ` +
+        `finish); the session is still there, with its bindings`,
+      data: { session: this.name, task: t.ref },
+    };
+    this.#terminal(t, t.cancelRequested ? "cancelled" : "failed");
+    this.#pump();
   }
 
   /** Kill the session process and everything it started; a fresh session replaces it. */
@@ -511,6 +542,9 @@ export class SessionHost {
       case "pong": {
         clearTimeout(this.#pings.get(m.n));
         this.#pings.delete(m.n);
+        const asked = this.#pingTask.get(m.n);
+        this.#pingTask.delete(m.n);
+        if (asked !== undefined) this.#checkRunning(asked, m.running);
         return;
       }
       case "done":
@@ -689,6 +723,7 @@ export class SessionHost {
     this.#endCgroup();
     for (const timer of this.#pings.values()) clearTimeout(timer);
     this.#pings.clear();
+    this.#pingTask.clear();
     for (const t of this.#running ? [this.#running] : []) {
       for (const g of t.pgids) killGroup(g);
     }
@@ -733,7 +768,8 @@ export class SessionHost {
 
   /** Inject an `events.publish` payload into the session's language channel bus. */
   inject(channel: string, payload: unknown): void {
-    this.#post({ t: "inject", channel, payload });
+    // A process still starting has no language subscribers to hear it.
+    if (this.#live) this.#post({ t: "inject", channel, payload });
   }
 
   /**
@@ -768,6 +804,7 @@ export class SessionHost {
     }
     for (const timer of this.#pings.values()) clearTimeout(timer);
     this.#pings.clear();
+    this.#pingTask.clear();
     this.#proc.kill();
     await this.#proc.status;
     await this.#endCgroup(true);

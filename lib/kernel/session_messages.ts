@@ -236,6 +236,8 @@ export interface ChildMsg {
 export interface PongMsg {
   t: "pong";
   n: number;
+  /** The task the session is running as it answers (null: none). */
+  running: number | null;
 }
 
 /**

@@ -935,7 +935,20 @@ function dispatch(m: ToWorker): void {
     case "storer":
       return proxiedCas?.reply(m);
     case "exec":
-      return void runExec(m);
+      // Never lose a task: a failure outside the evaluator's own guard still answers it.
+      return void runExec(m).catch((e) => {
+        current = null;
+        post({
+          t: "done",
+          task: m.task,
+          ok: false,
+          error: {
+            code: RPC.INTERNAL_ERROR,
+            message: `internal error: ${(e as Error)?.message ?? e}`,
+          },
+          cancelled: false,
+        });
+      });
     case "cancel":
       // Also set the flag here: without a shared mapping (no FFI) this is the only way it is set.
       if (current?.task === m.task) {
@@ -944,7 +957,7 @@ function dispatch(m: ToWorker): void {
       }
       return;
     case "ping":
-      return post({ t: "pong", n: m.n });
+      return post({ t: "pong", n: m.n, running: current?.task ?? null });
     case "req":
       return void answer(m);
     case "policy":

@@ -158,6 +158,41 @@ Deno.test("a killed session's open exec is journaled unfinished", async () => {
   }
 });
 
+Deno.test("with the journal on, the session that died answers its next exec at once", async () => {
+  // The fresh process opens its journal before it is ready; an exec sent to it sooner was lost
+  // (the task stayed running, and cancelling it left it `cancelling`, for good).
+  const dir = await tempDir();
+  const k = await startKernel({
+    socket: join(dir, "run", "k.sock"),
+    stateDir: join(dir, "state"),
+    cwd: dir,
+    onError: () => {},
+    sessionMemoryMb: 256,
+  });
+  try {
+    const c = await client(k.path);
+    await c.call("exec", { src: "let x = 41" });
+    const e = await rpcError(c.call("exec", { src: HOG }));
+    assertMatch(e.message, /ran out of memory.*session was restarted/);
+    // At once, on the same connection and session: a fresh evaluator answers.
+    const r = await c.call<Exec & { timed_out?: boolean }>("exec", {
+      src: "1 + 2",
+      position: "value",
+      timeout_ms: 10_000,
+    });
+    assertEquals(r.timed_out, undefined, `the exec after the restart hung: ${JSON.stringify(r)}`);
+    assertEquals(r.value.v, 3);
+    const gone = await rpcError(c.call("exec", { src: "x + 1" }));
+    assertMatch(gone.message, /x/); // its bindings went with the old process
+    const rows = await c.call<{ src: string; state: string }[]>("journal.query", {});
+    assertEquals(rows.find((row) => row.src === "1 + 2")?.state, "ok");
+    c.close();
+  } finally {
+    await k.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+});
+
 /** Pids of live processes whose command line is exactly `argv` (zombies excluded). */
 function processesRunning(argv: string[]): number[] {
   const want = argv.join("\0");
