@@ -333,7 +333,7 @@ export class SessionHost {
       session: this.name,
       slots: this.#slots.path,
       cgroup: this.#cgroup?.path ?? null,
-      cwd: this.init.cwd,
+      cwd: this.#startCwd(),
       env: this.init.env,
       stateDir: this.#ownState ?? (this.confinement ? null : this.init.stateDir ?? null),
       journal: this.init.journal ? this.#journalInit(this.init.journal) : null,
@@ -348,6 +348,19 @@ export class SessionHost {
       firstOut: this.#lastOut + 1 + (this.#crashedMidExec ? 1 : 0),
     });
     this.#crashedMidExec = false;
+  }
+
+  /**
+   * Where a process starts: the session's first directory, or after a crash the directory the
+   * session was in (so a command sent after the restart runs where its sender thinks), while
+   * that still exists.
+   */
+  #startCwd(): string {
+    if (this.crashes === 0 || this.facts.cwd === this.init.cwd) return this.init.cwd;
+    try {
+      if (Deno.statSync(this.facts.cwd).isDirectory) return this.facts.cwd;
+    } catch { /* gone: the first directory */ }
+    return this.init.cwd;
   }
 
   /** The intake series of the current worker (issue 7); a crashed worker's is folded. */
@@ -728,17 +741,29 @@ export class SessionHost {
       for (const g of t.pgids) killGroup(g);
     }
     this.#killPtyChildren(); // a dead session cannot close its terminals
-    const message = `${why}; the session was restarted (its bindings and out:N refs are gone)`;
+    const start = this.#startCwd();
+    const lost = "its bindings, environment changes and out:N refs are gone; " +
+      (start === this.facts.cwd ? "it keeps its directory" : `it starts again in ${start}`);
+    const message = `${why}; the session was restarted (${lost})`;
     const err: RpcErrorObject = {
       code: RPC.INTERNAL_ERROR,
       message,
       data: { session: this.name, restarted: true },
     };
+    // Work that waited behind it never ran: it is not re-run on the fresh process (it may have
+    // counted on what is gone), and its error says so.
+    const waited: RpcErrorObject = {
+      code: RPC.INTERNAL_ERROR,
+      message: `this exec did not run: the session was restarted before its turn (${why}; ` +
+        `${lost}); send it again if it still makes sense`,
+      data: { session: this.name, restarted: true, ran: false },
+    };
     const victims = [...(this.#running ? [this.#running] : []), ...this.#queue];
+    const running = this.#running;
     this.#running = null;
     this.#queue = [];
     for (const t of victims) {
-      t.error = err;
+      t.error = t === running ? err : waited;
       this.#terminal(t, t.cancelRequested ? "cancelled" : "failed");
     }
     for (const p of this.#pending.values()) p.reject(new RpcError(err.code, err.message));

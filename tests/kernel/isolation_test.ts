@@ -193,6 +193,31 @@ Deno.test("with the journal on, the session that died answers its next exec at o
   }
 });
 
+Deno.test("a restarted session keeps its directory; work queued behind the crash did not run", async () => {
+  await withKernel(async (k, dir) => {
+    await Deno.mkdir(join(dir, "sub"));
+    const c = await client(k.path);
+    await c.call("exec", { src: "cd sub" });
+    const stuck = await c.call<{ task: string }>("exec", { src: STUCK, background: true });
+    const queued = await c.call<{ task: string }>("exec", { src: "2 + 2", background: true });
+    await new Promise((r) => setTimeout(r, 200));
+    await c.call("task.cancel", { task: stuck.task }); // it never polls: the session is killed
+    type Rec = { state: string; error: { message: string; data: Record<string, unknown> } };
+    const first = await c.call<Rec>("task.await", { task: stuck.task, timeout_ms: 10_000 });
+    assertEquals(first.state, "cancelled");
+    assertMatch(first.error.message, /was killed; the session was restarted .*keeps its directory/);
+    const second = await c.call<Rec>("task.await", { task: queued.task, timeout_ms: 10_000 });
+    assertEquals(second.state, "failed");
+    assertMatch(second.error.message, /^this exec did not run: the session was restarted before/);
+    assertMatch(second.error.message, /send it again/);
+    assertEquals([second.error.data.restarted, second.error.data.ran], [true, false]);
+    // The fresh process starts where the old one was.
+    const pwd = await c.call<{ value: { v: unknown } }>("exec", { src: "pwd", position: "value" });
+    assertEquals(pwd.value.v, join(await Deno.realPath(dir), "sub"));
+    c.close();
+  });
+});
+
 /** Pids of live processes whose command line is exactly `argv` (zombies excluded). */
 function processesRunning(argv: string[]): number[] {
   const want = argv.join("\0");
