@@ -40,13 +40,6 @@ export function supervise(
   const t0 = performance.now();
   const startedAt = Date.now();
   let exited = false;
-  const exit = child.exit.finally(() => {
-    exited = true;
-    if (opts.reapOnExit) {
-      cgroup?.kill();
-      signalGroup(child.pid, "SIGKILL"); // false (ESRCH) when nothing was left
-    }
-  });
   const sup = new Supervisor(
     child.pid,
     prep.graceMs,
@@ -55,6 +48,14 @@ export function supervise(
     prep.timeoutMs,
     () => !exited,
   );
+  const exit = child.exit.finally(() => {
+    exited = true;
+    if (opts.reapOnExit) {
+      cgroup?.kill();
+      signalGroup(child.pid, "SIGKILL"); // false (ESRCH) when nothing was left
+      sup.leaderReaped();
+    }
+  });
   const feeding = stdin.mode === "piped" ? stdin.feed(child.stdin) : Promise.resolve();
   return { t0, startedAt, exit, sup, feeding };
 }

@@ -38,10 +38,7 @@ export class Supervisor {
     leaderRunning: () => boolean,
   ) {
     this.ladder = new KillLadder(pgid, graceMs, cgroup, leaderRunning);
-    this.ladder.onDone(() => {
-      if (this.#disposed) return;
-      this.#drainTimer = setTimeout(() => this.#stopDrains.abort(), DRAIN_GRACE_MS);
-    });
+    this.ladder.onDone(() => this.#graceThenStopDrains());
     if (timeoutMs !== undefined) {
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
@@ -56,7 +53,21 @@ export class Supervisor {
     }
   }
 
-  /** Fires a moment after a started ladder has finished: stop waiting for output EOF. */
+  #graceThenStopDrains(): void {
+    if (this.#disposed || this.#drainTimer !== undefined) return;
+    this.#drainTimer = setTimeout(() => this.#stopDrains.abort(), DRAIN_GRACE_MS);
+  }
+
+  /**
+   * The leader exited and its group was killed (`reapOnExit`): whatever still holds the output
+   * pipes escaped the group (setsid) and is swept when the exec ends, so its EOF is not waited
+   * for either — `sh { setsid daemon & }` returns, as `sh { daemon & }` does.
+   */
+  leaderReaped(): void {
+    this.#graceThenStopDrains();
+  }
+
+  /** Fires a moment after a started ladder finished or a reaped leader exited: stop waiting for output EOF. */
   get drainStop(): AbortSignal {
     return this.#stopDrains.signal;
   }

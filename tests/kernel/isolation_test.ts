@@ -280,6 +280,26 @@ Deno.test("a setsid escaper of a finished exec is swept when the exec ends", asy
   });
 });
 
+Deno.test("an escaper that still holds the command's output does not hold up its exec", async () => {
+  await withKernel(async (k) => {
+    const c = await client(k.path);
+    const t0 = performance.now();
+    type Outcome = { ok: boolean; out: { v: string } };
+    const r = await c.call<{ timed_out?: boolean; value: Outcome }>("exec", {
+      src: "sh { setsid sleep 73.32 & echo started }",
+      position: "value",
+      timeout_ms: 10_000,
+    });
+    assertEquals(r.timed_out, undefined, "the exec waited for the escaper's end of the pipe");
+    assert(performance.now() - t0 < 5000);
+    assertEquals([r.value.ok, r.value.out.v], [true, "started"]);
+    if (cgroupKillAvailable()) {
+      await waitFor(() => processesRunning(["sleep", "73.32"]).length === 0, 5000, "no escaper");
+    }
+    c.close();
+  });
+});
+
 Deno.test("killStrays never touches a cgroup that is not the caller's dedicated one", () => {
   assertEquals(killStrays("/sys/fs/cgroup/not-ours", new Set()), 0);
 });
