@@ -8,6 +8,11 @@ export interface AttachParams {
   session?: string | null;
   token?: string | null;
   client?: { kind?: string; tty?: boolean };
+  /**
+   * Where a session this attach creates starts (absolute; the client's own directory, e.g. the
+   * project an MCP host launched its facade in). An existing session stays where it is.
+   */
+  cwd?: string | null;
 }
 
 /** Elision defaults advertised at attach. */

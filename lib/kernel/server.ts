@@ -192,7 +192,7 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
     maxQueued: opts.maxQueued,
     journal,
     leash,
-    session(visible, principal) {
+    session(visible, principal, askedCwd) {
       // One evaluator per (name, principal) (D-13): the kernel's own user keeps plain names.
       const local = leash?.local ?? localPrincipal();
       const name = principal === local ? visible : `${visible}@${principal}`;
@@ -233,7 +233,8 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
         if (principal !== local) leases.push(quotas.take(principal, "sessions"));
         let made: SessionHost | null = null;
         p = (async () => {
-          const start = sessionStartCwd(startDir); // its note is shown at attach
+          // Its note is shown at attach.
+          const start = sessionStartCwd(startDir, askedCwd ?? null);
           const h = made = new SessionHost(name, bus, {
             cwd: start.cwd,
             cwdNote: start.note,

@@ -16,20 +16,26 @@ function isDir(p: string | null | undefined): p is string {
   }
 }
 
-/** The kernel process's cwd, or null when it no longer exists. */
-export function processCwd(): string | null {
-  try {
-    return Deno.cwd();
-  } catch {
-    return null;
-  }
-}
+export { processCwd } from "../client/process_cwd.ts";
 
 /**
- * The start directory of a new session and, when it is not `wanted` (the configured one, or
- * the kernel's working directory when it started), why.
+ * The start directory of a new session and, when it is not the one asked for (`asked`, the
+ * attaching client's directory) or else `wanted` (the configured one, or the kernel's working
+ * directory when it started), why.
  */
-export function sessionStartCwd(wanted: string | null): { cwd: string; note: string | null } {
+export function sessionStartCwd(
+  wanted: string | null,
+  asked: string | null = null,
+): { cwd: string; note: string | null } {
+  if (isDir(asked)) return { cwd: asked, note: null };
+  if (asked !== null) {
+    const fallback = sessionStartCwd(wanted);
+    return {
+      cwd: fallback.cwd,
+      note: `${asked} (the attaching client's directory) is not a directory here; this ` +
+        `session starts in ${fallback.cwd}`,
+    };
+  }
   if (isDir(wanted)) return { cwd: wanted, note: null };
   const home = Deno.env.get("HOME");
   const cwd = isDir(home) ? home : "/";

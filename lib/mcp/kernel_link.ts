@@ -14,6 +14,7 @@ import {
   RpcError,
 } from "../client/mod.ts";
 import { ensureKernel } from "../client/autostart.ts";
+import { processCwd } from "../client/process_cwd.ts";
 import type { McpConfig } from "./config.ts";
 
 /** The kernel could not be reached (answered as JSON-RPC -32603, D-26). */
@@ -31,6 +32,9 @@ export interface RestartNotice {
   lost_values: { from: string; to: string } | null;
   lost_tasks: { from: string; to: string } | null;
 }
+
+/** The directory the host launched this facade in (null: it no longer exists). */
+const launchDir = processCwd();
 
 /** Kernel methods some tools depend on that a kernel may not implement yet. */
 export const OPTIONAL_METHODS = ["plan.list", "plan.apply", "cap.request", "pty.list"] as const;
@@ -54,6 +58,8 @@ export class KernelLink {
       session: this.cfg.session,
       ...(this.cfg.token ? { token: this.cfg.token } : {}),
       client: { kind: "mcp", tty: false },
+      // A session this facade creates starts in the host's project (where it launched us).
+      ...(launchDir === null ? {} : { cwd: launchDir }),
     };
   }
 

@@ -14,6 +14,7 @@
 
 import { KernelClient, type KernelEvent, RPC, RpcError, socketPath } from "../client/mod.ts";
 import { ensureKernel } from "../client/autostart.ts";
+import { processCwd } from "../client/process_cwd.ts";
 import type { ShoalConfig } from "../config/mod.ts";
 import { cliConfig } from "./batch.ts";
 import { formatDiagnostic } from "./diagnostic.ts";
@@ -96,7 +97,7 @@ export async function attachMain(args: string[]): Promise<number> {
     });
     client = await KernelClient.connect({
       socket,
-      attach: { session, client: { kind: "human", tty: true } },
+      attach: { session, client: { kind: "human", tty: true }, cwd: processCwd() },
       reconnect: true,
       onError: () => {},
     });

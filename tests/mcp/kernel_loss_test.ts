@@ -141,3 +141,39 @@ Deno.test(
     }
   },
 );
+
+Deno.test(
+  "a session an MCP facade creates starts in the directory its host launched it in",
+  opts,
+  async () => {
+    const dir = await Deno.realPath(await Deno.makeTempDir({ prefix: "shoal-launch-" }));
+    for (const d of ["kernel-here", "project"]) await Deno.mkdir(join(dir, d));
+    // A kernel already running elsewhere (started for another project).
+    const k = await startInProcess({
+      socket: join(dir, "run", "k.sock"),
+      ephemeral: true,
+      cwd: join(dir, "kernel-here"),
+      onError: () => {},
+    });
+    try {
+      const m = await connectMcp(
+        "legacy",
+        ["--socket", k.path, "--session", "proj"],
+        {},
+        join(
+          dir,
+          "project",
+        ),
+      );
+      try {
+        const r = await m.client.callTool({ name: "shoal_exec", arguments: { src: "pwd" } });
+        assertEquals(text(r), join(dir, "project"));
+      } finally {
+        await m.close();
+      }
+    } finally {
+      await k.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  },
+);

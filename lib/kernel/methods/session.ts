@@ -5,6 +5,7 @@
  * @module
  */
 
+import { isAbsolute } from "node:path";
 import { RPC, RpcError } from "../../client/errors.ts";
 import { type AttachResult, STATIC_CHANNELS } from "../../client/protocol.ts";
 import { parse, ParseError } from "../../syntax/mod.ts";
@@ -38,11 +39,15 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
     ) {
       throw invalid("`client` must be an object {kind?, tty?}");
     }
+    const cwd = optString(p, "cwd");
+    if (cwd !== undefined && cwd !== null && !isAbsolute(cwd)) {
+      throw invalid(`\`cwd\` must be an absolute path (got ${JSON.stringify(cwd)})`);
+    }
     const c = (client ?? {}) as P;
     const kind = optString(c, "kind") ?? "";
     const tty = optBool(c, "tty") ?? false;
     const who = k.leash ? await k.leash.identify(token) : noLeash(token);
-    const session = await k.session(name, who.principal);
+    const session = await k.session(name, who.principal, cwd);
     conn.attachment = { session, principal: who.principal, tty, kind, ...identityOf(who) };
     const result: AttachResult = {
       session: name,

@@ -37,11 +37,14 @@ export interface KernelServices {
   journal?: KernelJournal | null;
   /** Leash: policies, tokens and plans (null: a kernel without it — benchmarks). */
   leash?: KernelLeash | null;
-  /** The session `name` of `principal` (one per pair, D-13), created on first use. */
-  session(name: string, principal: string): Promise<SessionHost>;
+  /**
+   * The session `name` of `principal` (one per pair, D-13), created on first use — in `cwd`
+   * when given (the attaching client's directory), else the kernel's.
+   */
+  session(name: string, principal: string, cwd?: string | null): Promise<SessionHost>;
   /**
    * Per-principal quotas (D-31): sessions, tasks, subscriptions and event bytes are counted
-   * here; plans and PTYs are counted by their owners through the same `take`/`release`.
+   * here; plans and PTYs by their owners (the plan store, the PTY registry) with these limits.
    */
   quotas: Quotas;
   /** Tasks that may wait per session (default `MAX_QUEUED`). */
