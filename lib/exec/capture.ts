@@ -102,7 +102,13 @@ async function capture(opts: CaptureOptions): Promise<CaptureResult> {
     cgroup?.remove();
     throw e;
   }
-  const { t0, startedAt, exit, sup, feeding } = supervise(child, prep, cgroup, opts, stdin);
+  const { t0, startedAt, exit, sup, feeding, leftRunning } = supervise(
+    child,
+    prep,
+    cgroup,
+    opts,
+    stdin,
+  );
 
   const drain = (
     target: OutputTarget | undefined,
@@ -166,6 +172,7 @@ async function capture(opts: CaptureOptions): Promise<CaptureResult> {
     timedOut: sup.timedOut,
     killScope: cgroup !== null ? "cgroup" : "group",
   };
+  if (leftRunning()) result.leftRunning = true;
   if (o.spill !== undefined) result.stdoutSpill = o.spill;
   if (o.spillError !== undefined) result.spillError = o.spillError;
   const writeError = o.writeError ?? e.writeError;

@@ -26,6 +26,8 @@ export interface Running {
   sup: Supervisor;
   /** Settles when stdin has been fed (immediately when stdin is not piped). */
   feeding: Promise<void>;
+  /** With `reapOnExit`, once exited: whether anything of the command was left to kill. */
+  leftRunning: () => boolean;
 }
 
 /** Start supervising a freshly spawned child. */
@@ -48,14 +50,17 @@ export function supervise(
     prep.timeoutMs,
     () => !exited,
   );
+  let left = false;
   const exit = child.exit.finally(() => {
     exited = true;
     if (opts.reapOnExit) {
+      left = cgroup?.populated() ?? false;
       cgroup?.kill();
-      signalGroup(child.pid, "SIGKILL"); // false (ESRCH) when nothing was left
+      // false (ESRCH) when nothing was left in the group
+      if (signalGroup(child.pid, "SIGKILL")) left = true;
       sup.leaderReaped();
     }
   });
   const feeding = stdin.mode === "piped" ? stdin.feed(child.stdin) : Promise.resolve();
-  return { t0, startedAt, exit, sup, feeding };
+  return { t0, startedAt, exit, sup, feeding, leftRunning: () => left };
 }

@@ -149,6 +149,11 @@ export interface CaptureResult extends ExitInfo {
   timedOut: boolean;
   /** The kill scope that was in force. */
   killScope: KillScope;
+  /**
+   * With `reapOnExit`: true when processes of the command were still running as its leader
+   * exited (`cmd &` left behind) and were killed then.
+   */
+  leftRunning?: boolean;
 }
 
 /** Options of {@link spawnStreaming}: stdout is always a live stream. */

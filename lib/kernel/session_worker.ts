@@ -124,15 +124,38 @@ let execLabelled = false;
 /** Whether the running exec started any command (no sweep is needed otherwise). */
 let commandsRan = false;
 
+/** A diagnostic of the running exec (shown with its result); the same one is said once. */
+function diagnose(text: string): void {
+  if (diagSeen.size < MAX_DIAG_SEEN && !diagSeen.has(text)) {
+    diagSeen.add(text);
+    diagText = appendBounded(diagText, text);
+  }
+}
+
+/** What to use instead of leaving a process behind (said with each "stopped" note). */
+const KEEP_RUNNING = "nothing a command starts outlives its exec; a server or other program " +
+  "that must keep running: pty.open / shoal_pty_open (it runs until pty.close)";
+
 /**
  * After an exec that ran commands: SIGKILL what they left in this session's cgroup outside any
- * running command's group — setsid escapers, daemons — so no process outlives its exec.
+ * running command's group — setsid escapers, daemons — so no process outlives its exec, and say
+ * so (an agent that backgrounded a server must not think it is up).
  */
 function sweepStrays(): void {
   if (!commandsRan || ownCgroup === null) return void (commandsRan = false);
   // PTY programs (and their shells' jobs) are live work too (issue 17).
-  killStrays(ownCgroup, ptys.size > 0 ? new Set([...liveGroups, ...ptys.groups()]) : liveGroups);
+  const n = killStrays(
+    ownCgroup,
+    ptys.size > 0 ? new Set([...liveGroups, ...ptys.groups()]) : liveGroups,
+  );
   commandsRan = false;
+  if (n > 0) {
+    diagnose(
+      `shoal: stopped ${n === 1 ? "a process" : `${n} processes`} that left ${
+        n === 1 ? "its" : "their"
+      } command's process group (setsid, a daemon) as the exec ended — ${KEEP_RUNNING}\n`,
+    );
+  }
 }
 
 const lineEncoder = new TextEncoder();
@@ -215,13 +238,7 @@ async function init(m: InitMsg): Promise<void> {
         const text = label + body;
         sinkText = appendBounded(sinkText, text);
       },
-      stderr: (text) => {
-        // The same note from every use of one glob is said once.
-        if (diagSeen.size < MAX_DIAG_SEEN && !diagSeen.has(text)) {
-          diagSeen.add(text);
-          diagText = appendBounded(diagText, text);
-        }
-      },
+      stderr: diagnose,
       clock: {
         nowNs: () => BigInt(Date.now()) * 1_000_000n,
         zone: () => Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC",
@@ -298,7 +315,12 @@ async function capture(opts: CaptureOptions) {
   // Nothing a command leaves running in its group outlives it (issue 16); strays that left
   // the group (setsid) go when the exec ends (`sweepStrays`).
   return await spawnCapture({ reapOnExit: true, ...opts, signal, onSpawn, ...spill }).then(
-    (r) => journal ? journal.ingestSpill(r) : r,
+    (r) => {
+      if (r.leftRunning) {
+        diagnose(`shoal: stopped what ${name} left running in the background — ${KEEP_RUNNING}\n`);
+      }
+      return journal ? journal.ingestSpill(r) : r;
+    },
   ).finally(() => {
     liveGroups.delete(pgid);
     clearTimeout(reportTimer);
@@ -546,6 +568,7 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
     raised = toErrorValue(e);
     value = raised;
   }
+  sweepStrays(); // before the result is made: what it stopped is said with it
   exec.value = value;
   exec.raised = raised;
   const n = nextOut++;

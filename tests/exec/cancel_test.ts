@@ -260,3 +260,25 @@ Deno.test({
     assert.equal(dec.decode(r.stdout), "x y");
   },
 });
+
+Deno.test("reapOnExit: what the leader left in its group is killed, and the result says so", async () => {
+  const left = await spawnCapture({
+    argv: ["sh", "-c", "sleep 61.37 & echo up"],
+    cwd: "/",
+    env: ENV,
+    reapOnExit: true,
+  });
+  assert.equal(dec.decode(left.stdout), "up\n");
+  assert.equal(left.leftRunning, true);
+  assert.ok(await waitFor(() => sleepers(left.pgid, "61.37").length === 0, 2000), "a leftover");
+  const clean = await spawnCapture({
+    argv: ["sh", "-c", "sleep 0.05 & wait"],
+    cwd: "/",
+    env: ENV,
+    reapOnExit: true,
+  });
+  assert.equal(clean.leftRunning, undefined);
+  // Without reapOnExit nothing is killed or said (the CLI's children may outlive it).
+  const plain = await spawnCapture({ argv: ["sh", "-c", "true"], cwd: "/", env: ENV });
+  assert.equal(plain.leftRunning, undefined);
+});

@@ -263,6 +263,15 @@ Deno.test("a command's background children end with it (`sh { sleep 72 & }`)", a
     // It returns when sh does, not when the leftover would have closed its output.
     assert(performance.now() - t0 < 30_000);
     await waitFor(() => processesRunning(["sleep", "72.31"]).length === 0, 5000, "no leftover");
+    // …and says so: an agent that backgrounded a server must not think it is up.
+    const said = await c.call<{ render: string }>("exec", { src: "sh { sleep 72.32 & }" });
+    assertMatch(
+      said.render,
+      /shoal: stopped what sh left running in the background — nothing a command starts outlives its exec; .*pty\.open \/ shoal_pty_open/,
+    );
+    // A command that waits for its own children leaves nothing, and nothing is said.
+    const waited = await c.call<{ render: string }>("exec", { src: "sh { sleep 0.05 & wait }" });
+    assert(!waited.render.includes("stopped"), waited.render);
     c.close();
   });
 });
@@ -274,8 +283,12 @@ Deno.test("a setsid escaper of a finished exec is swept when the exec ends", asy
   }
   await withKernel(async (k) => {
     const c = await client(k.path);
-    await c.call("exec", { src: "sh { setsid sleep 73.31 > /dev/null 2>&1 & }" });
+    // The escaper has left the group by the time sh ends (the wait): only the sweep finds it.
+    const r = await c.call<{ render: string }>("exec", {
+      src: "sh { setsid sleep 73.31 > /dev/null 2>&1 & sleep 0.2 }",
+    });
     await waitFor(() => processesRunning(["sleep", "73.31"]).length === 0, 5000, "no escaper");
+    assertMatch(r.render, /shoal: stopped a process that left its command's process group/);
     c.close();
   });
 });
