@@ -67,7 +67,7 @@ export class Supervisor {
     this.#graceThenStopDrains();
   }
 
-  /** Fires a moment after a started ladder finished or a reaped leader exited: stop waiting for output EOF. */
+  /** Fires a moment after a finished ladder or a reaped leader: stop waiting for output EOF. */
   get drainStop(): AbortSignal {
     return this.#stopDrains.signal;
   }

@@ -7,7 +7,8 @@
  * @module
  */
 
-function isDir(p: string | null | undefined): p is string {
+/** True when `p` names an existing directory. */
+export function isDir(p: string | null | undefined): p is string {
   if (!p) return false;
   try {
     return Deno.statSync(p).isDirectory;

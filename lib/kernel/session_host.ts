@@ -42,6 +42,7 @@ import type { PtyNotice } from "./pty_session.ts";
 import { CancelSlots, SLOTS } from "./cancel_slots.ts";
 import { type SandboxSpec, SandboxSpecError } from "../exec/sandbox_spec.ts";
 import { type KernelPlaces, SessionConfinement } from "./session_sandbox.ts";
+import { isDir } from "./session_cwd.ts";
 import {
   DEFAULT_SESSION_MEMORY_MB,
   describeExit,
@@ -356,11 +357,8 @@ export class SessionHost {
    * that still exists.
    */
   #startCwd(): string {
-    if (this.crashes === 0 || this.facts.cwd === this.init.cwd) return this.init.cwd;
-    try {
-      if (Deno.statSync(this.facts.cwd).isDirectory) return this.facts.cwd;
-    } catch { /* gone: the first directory */ }
-    return this.init.cwd;
+    if (this.crashes === 0 || !isDir(this.facts.cwd)) return this.init.cwd;
+    return this.facts.cwd;
   }
 
   /** The intake series of the current worker (issue 7); a crashed worker's is folded. */

@@ -10,10 +10,9 @@
 import { deepStrictEqual as assertEquals, ok as assert } from "node:assert/strict";
 import { join } from "node:path";
 import { RpcError } from "../../lib/client/errors.ts";
-import { startKernel } from "../../lib/kernel/server.ts";
 import { decodeWire } from "../../lib/value/wire.ts";
 import { renderInline } from "../../lib/value/render.ts";
-import { client, tempDir } from "../kernel/_helpers.ts";
+import { client, withJournaledKernel } from "../kernel/_helpers.ts";
 
 const PRIMER = new URL("../../docs/agent_primer.md", import.meta.url);
 
@@ -108,47 +107,40 @@ Deno.test({
   sanitizeResources: false,
   async fn() {
     const examples = primerExamples(await Deno.readTextFile(PRIMER));
-    const dir = await tempDir();
-    const k = await startKernel({
-      socket: join(dir, "run", "k.sock"),
-      stateDir: join(dir, "state"),
-      cwd: dir,
-      onError: () => {},
-    });
-    const c = await client(k.path, "primer");
     const failures: string[] = [];
-    try {
-      for (const [i, e] of examples.entries()) {
-        const work = join(dir, `ex${i}`);
-        await Deno.mkdir(work);
-        await fixture(work);
-        await c.call("exec", { src: `cd ${JSON.stringify(work)}` });
-        try {
-          let r: { value: unknown } = { value: null };
-          for (const call of e.src.split(/^# next call$/m)) {
-            r = await c.call<{ value: unknown }>("exec", { src: call });
-          }
-          if (e.expect !== null) {
-            const got = renderInline(decodeWire(r.value));
-            if (got !== e.expect) {
-              failures.push(`line ${e.line}: ${e.src}\n  → ${got}, primer says ${e.expect}`);
+    await withJournaledKernel(async (k, dir) => {
+      const c = await client(k.path, "primer");
+      try {
+        for (const [i, e] of examples.entries()) {
+          const work = join(dir, `ex${i}`);
+          await Deno.mkdir(work);
+          await fixture(work);
+          await c.call("exec", { src: `cd ${JSON.stringify(work)}` });
+          try {
+            let r: { value: unknown } = { value: null };
+            for (const call of e.src.split(/^# next call$/m)) {
+              r = await c.call<{ value: unknown }>("exec", { src: call });
             }
+            if (e.expect !== null) {
+              const got = renderInline(decodeWire(r.value));
+              if (got !== e.expect) {
+                failures.push(`line ${e.line}: ${e.src}\n  → ${got}, primer says ${e.expect}`);
+              }
+            }
+          } catch (err) {
+            if (!(err instanceof RpcError)) throw err;
+            const d = err.data as { code?: string; hint?: string } | undefined;
+            failures.push(
+              `line ${e.line}: ${e.src}\n  ${d?.code ?? err.code}: ${err.message}${
+                d?.hint ? ` (hint: ${d.hint})` : ""
+              }`,
+            );
           }
-        } catch (err) {
-          if (!(err instanceof RpcError)) throw err;
-          const d = err.data as { code?: string; hint?: string } | undefined;
-          failures.push(
-            `line ${e.line}: ${e.src}\n  ${d?.code ?? err.code}: ${err.message}${
-              d?.hint ? ` (hint: ${d.hint})` : ""
-            }`,
-          );
         }
+      } finally {
+        c.close();
       }
-    } finally {
-      c.close();
-      await k.close();
-      await Deno.remove(dir, { recursive: true }).catch(() => {});
-    }
+    });
     assertEquals(failures, [], `primer examples that fail:\n${failures.join("\n")}`);
   },
 });

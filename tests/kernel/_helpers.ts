@@ -36,6 +36,27 @@ export async function withKernel(
   }
 }
 
+/** Like {@link withKernel}, with a journal in `dir/state` (what a real kernel keeps). */
+export async function withJournaledKernel(
+  fn: (k: KernelHandle, dir: string) => Promise<void>,
+  extra: Partial<KernelOptions> = {},
+): Promise<void> {
+  const dir = await tempDir();
+  const k = await startKernel({
+    ...extra,
+    socket: join(dir, "run", "k.sock"),
+    stateDir: join(dir, "state"),
+    cwd: dir,
+    onError: () => {},
+  });
+  try {
+    await fn(k, dir);
+  } finally {
+    await k.close();
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
 /** Connect and attach (default session unless given). */
 export async function client(
   path: string,

@@ -12,8 +12,15 @@ import { RPC } from "../../lib/client/errors.ts";
 import type { KernelEvent } from "../../lib/client/protocol.ts";
 import { join } from "node:path";
 import { cgroupKillAvailable, killStrays } from "../../lib/exec/mod.ts";
-import { startKernel } from "../../lib/kernel/server.ts";
-import { client, rpcError, spawnKernel, tempDir, waitFor, withKernel } from "./_helpers.ts";
+import {
+  client,
+  rpcError,
+  spawnKernel,
+  tempDir,
+  waitFor,
+  withJournaledKernel,
+  withKernel,
+} from "./_helpers.ts";
 
 /** Grows one session far past its heap limit (the issue's reproduction). */
 const HOG = 'let xs = (0..40000000).map(x => {a: x, b: "s"}); xs.len()';
@@ -131,14 +138,7 @@ Deno.test("task.cancel ends a task stuck in native code within 1 s by killing it
 });
 
 Deno.test("a killed session's open exec is journaled unfinished", async () => {
-  const dir = await tempDir();
-  const k = await startKernel({
-    socket: join(dir, "run", "k.sock"),
-    stateDir: join(dir, "state"),
-    cwd: dir,
-    onError: () => {},
-  });
-  try {
+  await withJournaledKernel(async (k) => {
     const c = await client(k.path);
     const h = await c.call<{ task: string }>("exec", {
       src: `sleep 10ms; ${STUCK}`,
@@ -152,24 +152,13 @@ Deno.test("a killed session's open exec is journaled unfinished", async () => {
     assert(row, `no journal row for the killed exec in ${JSON.stringify(rows)}`);
     assertEquals(row.state, "unfinished");
     c.close();
-  } finally {
-    await k.close();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  });
 });
 
 Deno.test("with the journal on, the session that died answers its next exec at once", async () => {
   // The fresh process opens its journal before it is ready; an exec sent to it sooner was lost
   // (the task stayed running, and cancelling it left it `cancelling`, for good).
-  const dir = await tempDir();
-  const k = await startKernel({
-    socket: join(dir, "run", "k.sock"),
-    stateDir: join(dir, "state"),
-    cwd: dir,
-    onError: () => {},
-    sessionMemoryMb: 256,
-  });
-  try {
+  await withJournaledKernel(async (k) => {
     const c = await client(k.path);
     await c.call("exec", { src: "let x = 41" });
     const e = await rpcError(c.call("exec", { src: HOG }));
@@ -187,10 +176,7 @@ Deno.test("with the journal on, the session that died answers its next exec at o
     const rows = await c.call<{ src: string; state: string }[]>("journal.query", {});
     assertEquals(rows.find((row) => row.src === "1 + 2")?.state, "ok");
     c.close();
-  } finally {
-    await k.close();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  }, { sessionMemoryMb: 256 });
 });
 
 Deno.test("a restarted session keeps its directory; work queued behind the crash did not run", async () => {
