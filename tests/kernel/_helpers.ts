@@ -13,18 +13,19 @@ export async function tempDir(): Promise<string> {
   return await Deno.makeTempDir({ prefix: "shoal-kernel-test-" });
 }
 
-/** An in-process kernel on a temp socket. */
-export async function withKernel(
-  fn: (k: KernelHandle, dir: string) => Promise<void>,
-  extra: Partial<KernelOptions> = {},
+type KernelTest = (k: KernelHandle, dir: string) => Promise<void>;
+
+/** Run `fn` against an in-process kernel on a socket in a fresh temp dir (its cwd too). */
+async function inTempKernel(
+  fn: KernelTest,
+  extra: Partial<KernelOptions>,
+  own: (dir: string) => Partial<KernelOptions>,
 ): Promise<void> {
   const dir = await tempDir();
   const k = await startKernel({
     ...extra,
+    ...own(dir),
     socket: join(dir, "run", "k.sock"),
-    ephemeral: true,
-    // The core suite isolates the kernel from the journal (tests/kernel/journal_*.ts cover it).
-    journal: false,
     cwd: dir,
     onError: () => {},
   });
@@ -36,25 +37,18 @@ export async function withKernel(
   }
 }
 
+/** An in-process kernel on a temp socket. */
+export function withKernel(fn: KernelTest, extra: Partial<KernelOptions> = {}): Promise<void> {
+  // The core suite isolates the kernel from the journal (tests/kernel/journal_*.ts cover it).
+  return inTempKernel(fn, extra, () => ({ ephemeral: true, journal: false }));
+}
+
 /** Like {@link withKernel}, with a journal in `dir/state` (what a real kernel keeps). */
-export async function withJournaledKernel(
-  fn: (k: KernelHandle, dir: string) => Promise<void>,
+export function withJournaledKernel(
+  fn: KernelTest,
   extra: Partial<KernelOptions> = {},
 ): Promise<void> {
-  const dir = await tempDir();
-  const k = await startKernel({
-    ...extra,
-    socket: join(dir, "run", "k.sock"),
-    stateDir: join(dir, "state"),
-    cwd: dir,
-    onError: () => {},
-  });
-  try {
-    await fn(k, dir);
-  } finally {
-    await k.close();
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-  }
+  return inTempKernel(fn, extra, (dir) => ({ stateDir: join(dir, "state") }));
 }
 
 /** Connect and attach (default session unless given). */
