@@ -600,8 +600,9 @@ async function evaluate(m: ExecMsg, flag: Int32Array): Promise<DoneMsg> {
     cwd: ev.cwd(),
     tty: m.tty,
     before: sinkText + finalLabel,
-    // A terminal saw the diagnostics as they came; a reader of text gets them with the value.
-    after: m.tty ? "" : diagText,
+    // Nothing streams a kernel session's diagnostics as they come (a terminal attached with
+    // `shoal attach` saw none): every reader gets them with the value.
+    after: diagText,
   });
   return {
     t: "done",

@@ -8,6 +8,7 @@ import {
   match as assertMatch,
   ok as assert,
 } from "node:assert/strict";
+import { KernelClient } from "../../lib/client/client.ts";
 import { RPC } from "../../lib/client/errors.ts";
 import type { KernelEvent } from "../../lib/client/protocol.ts";
 import { join } from "node:path";
@@ -258,6 +259,14 @@ Deno.test("a command's background children end with it (`sh { sleep 72 & }`)", a
     // A command that waits for its own children leaves nothing, and nothing is said.
     const waited = await c.call<{ render: string }>("exec", { src: "sh { sleep 0.05 & wait }" });
     assert(!waited.render.includes("stopped"), waited.render);
+    // A terminal attached with `shoal attach` is told too (nothing streams diagnostics to it).
+    const tty = await KernelClient.connect({
+      socket: k.path,
+      attach: { session: "tty", client: { kind: "human", tty: true } },
+    });
+    const shown = await tty.call<{ render: string }>("exec", { src: "sh { sleep 72.33 & }" });
+    assertMatch(shown.render, /shoal: stopped what sh left running in the background/);
+    tty.close();
     c.close();
   });
 });
