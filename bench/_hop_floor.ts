@@ -8,9 +8,12 @@
  * client, with no evaluation, no tasks and no events. `exec` against it shows what four hops
  * cost on this machine; the kernel's ratio over it is what the kernel itself adds. With
  * `--socket-link` the relay and child talk over one Unix socket read and written directly
- * instead: what another kernel↔session transport would save.
+ * instead: what another kernel↔session transport would save. `--direct` is the other design's
+ * floor: one process serving the socket that parses, evaluates, elides and renders each `src`
+ * itself with the real evaluator (two hops, as if the client spoke to its session directly).
  *
  *   deno run -A bench/_hop_floor.ts --relay PATH [--socket-link]   (started by startHopFloor)
+ *   deno run -A bench/_hop_floor.ts --direct PATH                  (started by startDirectFloor)
  *
  * @module
  */
@@ -18,6 +21,10 @@
 import { LineSplitter } from "../lib/kernel/line_splitter.ts";
 import { serveFrames } from "./_kernel_bench.ts";
 import { startReady } from "./_kernel.ts";
+import { Evaluator } from "../lib/eval/mod.ts";
+import { outcomeOut } from "../lib/eval/outcome.ts";
+import { elide, resolveBudget } from "../lib/value/elide.ts";
+import { pagedRender } from "../lib/kernel/paged_render.ts";
 
 const encoder = new TextEncoder();
 
@@ -118,6 +125,28 @@ async function relay(path: string, socket: boolean): Promise<void> {
   });
 }
 
+/** `--direct PATH`: evaluate each request's `src` here and answer as a session would. */
+async function direct(path: string): Promise<void> {
+  const ev = new Evaluator({ cwd: "/", env: { PATH: Deno.env.get("PATH") ?? "/usr/bin:/bin" } });
+  let n = 0;
+  await serveFrames(path, "direct: ready", async (m, reply) => {
+    const value = await ev.evalProgram(ev.parse(String(m.params?.src ?? "")));
+    const ref = `out:${++n}`;
+    const uri = `shoal://out/${n}`;
+    const wire = elide(value, uri, resolveBudget(null), (o) => outcomeOut(o, null));
+    const shown = pagedRender(value, { ref, path: "", offset: 0, cwd: "/", tty: false });
+    reply({ ref, uri, value: wire, ...shown });
+  });
+}
+
+/** The two-hop floor (`--direct`) as its own process on `path`. */
+export function startDirectFloor(path: string): Promise<Deno.ChildProcess> {
+  return startReady(
+    ["run", "-A", new URL(import.meta.url).pathname, "--direct", path],
+    "direct: ready",
+  );
+}
+
 /**
  * The relay as its own process on `path` (its child dies with it); `socketLink` joins relay
  * and child by a Unix socket instead of the kernel's pipes.
@@ -132,5 +161,7 @@ if (import.meta.main) {
   const j = Deno.args.indexOf("--socket-child");
   if (i >= 0) await relay(Deno.args[i + 1], Deno.args.includes("--socket-link"));
   else if (j >= 0) await socketChild(Deno.args[j + 1]);
-  else if (Deno.args.includes("--relay-child")) await relayChild();
+  else if (Deno.args.includes("--direct")) {
+    await direct(Deno.args[Deno.args.indexOf("--direct") + 1]);
+  } else if (Deno.args.includes("--relay-child")) await relayChild();
 }

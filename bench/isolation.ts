@@ -7,7 +7,9 @@
  *    framing (target ≤ 4×; the fastest of several echo servers, see `execVsEcho`), alternated in rounds so both see the same load; and, in the same
  *    rounds, the floor of its four hops (`_hop_floor.ts`: the kernel's transport, no work) vs
  *    the echo server's two, and the kernel vs that floor (what the kernel itself adds); and the
- *    floor again with a Unix socket instead of pipes between relay and child.
+ *    floor again with a Unix socket instead of pipes between relay and child; and the floor of
+ *    the two-hop design (`_hop_floor.ts --direct`: a process that evaluates, elides and
+ *    renders each `src` itself, as if the client spoke to its session with no kernel between).
  * 2. Session start: attach + first `exec "1 + 2"` of a new session name (a process starts) vs
  *    the same on an existing session.
  * 3. Containment under load: `exec "1 + 2"` in one session while another grows to its heap
@@ -23,7 +25,7 @@ import { join } from "node:path";
 import { KernelClient } from "../lib/client/client.ts";
 import { spawnKernel } from "./_kernel.ts";
 import { echoLine, execVsEcho, line, med, startEchoServers, times } from "./_kernel_bench.ts";
-import { startHopFloor } from "./_hop_floor.ts";
+import { startDirectFloor, startHopFloor } from "./_hop_floor.ts";
 import { startKernel } from "../lib/kernel/server.ts";
 import { emptySandboxSpec } from "../lib/exec/sandbox_spec.ts";
 import { hostSandbox } from "../lib/exec/sandbox.ts";
@@ -36,6 +38,8 @@ async function main(): Promise<void> {
   const floorRelay = await startHopFloor(floorPath);
   const socketFloorPath = join(dir, "floor-socket.sock");
   const socketFloorRelay = await startHopFloor(socketFloorPath, true);
+  const directPath = join(dir, "direct.sock");
+  const directFloor = await startDirectFloor(directPath);
   const kernel = await spawnKernel(
     [
       "--socket",
@@ -52,13 +56,12 @@ async function main(): Promise<void> {
     const k = await KernelClient.connect({ socket: kernelPath, attach: { session: "bench" } });
     const f = await KernelClient.connect({ socket: floorPath });
     const fs = await KernelClient.connect({ socket: socketFloorPath });
-    const { echoMs, echoAll, execMs, floorMs: [floorMs, socketFloorMs] } = await execVsEcho(
-      echoes.clients,
-      k,
-      [f, fs],
-    );
+    const fd = await KernelClient.connect({ socket: directPath });
+    const { echoMs, echoAll, execMs, floorMs: [floorMs, socketFloorMs, directMs] } =
+      await execVsEcho(echoes.clients, k, [f, fs, fd]);
     f.close();
     fs.close();
+    fd.close();
     console.log(echoLine(echoMs, echoAll));
     line("exec `1 + 2` (session process) vs echo", execMs, echoMs, 4);
     console.log(
@@ -70,6 +73,11 @@ async function main(): Promise<void> {
       `  the same floor with a Unix socket between relay and child instead of pipes ` +
         `${(socketFloorMs * 1000).toFixed(0)} µs: ${(socketFloorMs / echoMs).toFixed(2)}× echo ` +
         `(the link's transport is not what costs: the hops are)`,
+    );
+    console.log(
+      `  two hops (client ↔ a process that evaluates, elides and renders; no kernel) ` +
+        `${(directMs * 1000).toFixed(0)} µs: ${(directMs / echoMs).toFixed(2)}× echo (what a ` +
+        `client speaking to its session directly would start from)`,
     );
 
     // 2. Session start.
@@ -119,7 +127,7 @@ async function main(): Promise<void> {
     kernel.kill("SIGTERM");
     await kernel.status;
     await echoes.stop();
-    for (const relay of [floorRelay, socketFloorRelay]) {
+    for (const relay of [floorRelay, socketFloorRelay, directFloor]) {
       relay.kill("SIGTERM");
       await relay.status;
     }
