@@ -42,6 +42,7 @@ import type { PtyNotice } from "./pty_session.ts";
 import { CancelSlots, SLOTS } from "./cancel_slots.ts";
 import { type SandboxSpec, SandboxSpecError } from "../exec/sandbox_spec.ts";
 import { type KernelPlaces, SessionConfinement } from "./session_sandbox.ts";
+import { MAX_LOST_NAMES } from "./lost_bindings.ts";
 import { isDir } from "./session_cwd.ts";
 import {
   DEFAULT_SESSION_MEMORY_MB,
@@ -347,6 +348,7 @@ export class SessionHost {
       leash: this.#leash,
       // A crashed process may have given out:N to the exec it died in: start past it too.
       firstOut: this.#lastOut + 1 + (this.#crashedMidExec ? 1 : 0),
+      lost: this.#lost && { reason: this.#lost.reason, names: [...this.#lost.names] },
     });
     this.#crashedMidExec = false;
   }
@@ -720,6 +722,8 @@ export class SessionHost {
 
   /** The previous worker crashed while running an exec (see {@link #spawn}). */
   #crashedMidExec = false;
+  /** Why the last process died, and the root names lost with it and before (null: none yet). */
+  #lost: { reason: string; names: Set<string> } | null = null;
 
   /**
    * The session process died or was killed: fail its tasks with a clear error, say so on the
@@ -729,6 +733,11 @@ export class SessionHost {
   #crash(why: string): void {
     this.crashes++;
     this.#crashedMidExec = this.#running !== null;
+    const names = new Set(this.#lost?.names);
+    for (const n of Object.keys(this.facts.names)) {
+      if (names.size < MAX_LOST_NAMES) names.add(n);
+    }
+    this.#lost = { reason: why, names };
     const dead = this.#proc;
     dead.kill(); // a stuck process must not linger (no-op when it already ended)
     this.#endCgroup();

@@ -54,6 +54,11 @@ export interface InitMsg {
   firstOut?: number;
   /** The session principal's policy (issue 15); absent: no policy evaluation at all. */
   leash?: LeashInit | null;
+  /**
+   * After a crash: why the last process died and the root names bound before it (the fresh
+   * process says so when an exec trips over one of them: `lost_bindings.ts`).
+   */
+  lost?: { reason: string; names: string[] } | null;
 }
 
 /** Main → worker: the policy file reloaded (issue 15). */

@@ -44,6 +44,7 @@ import { evalByStatement, SessionJournal, type StmtFacts } from "./session_journ
 import { CancelSlots } from "./cancel_slots.ts";
 import { parseErrorObject, parseRpcError } from "./parse_error.ts";
 import { LineSplitter } from "./line_splitter.ts";
+import { LostBindings } from "./lost_bindings.ts";
 import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
@@ -109,6 +110,8 @@ const diagSeen = new Set<string>();
 /** Distinct diagnostics one exec keeps (`diagText` is bounded anyway; this bounds the set). */
 const MAX_DIAG_SEEN = 256;
 
+/** What a crashed predecessor had bound (null: this process is the session's first). */
+let lost: LostBindings | null = null;
 /** The cgroup the kernel placed this process in alone (null: none, or not ours to sweep). */
 let ownCgroup: string | null = null;
 /** How long a command runs before the kernel hears of its process group. */
@@ -217,6 +220,7 @@ async function init(m: InitMsg): Promise<void> {
   pins = m.pins ? new SpawnPins(m.pins.grants, m.pins.writable) : null;
   slots = CancelSlots.open(m.slots);
   ownCgroup = m.cgroup ?? null;
+  lost = m.lost ? new LostBindings(m.lost.reason, m.lost.names) : null;
   idleFlag = slots.flag(0);
   ev = new Evaluator({
     // Kernel sessions load the adapter catalog like every host (upstream loaded none).
@@ -416,7 +420,7 @@ function errorData(err: ErrorV, ref: string, uri: string): Record<string, unknow
   return {
     code: err.code,
     span: err.span ? { start: err.span[0], end: err.span[1] } : null,
-    hint: err.hint,
+    hint: lost?.hintFor(err) ?? err.hint,
     status: err.status,
     stderr: err.stderr ?? (diagText === "" ? null : diagText),
     ref,

@@ -185,6 +185,7 @@ Deno.test("a restarted session keeps its directory; work queued behind the crash
     await Deno.mkdir(join(dir, "sub"));
     const c = await client(k.path);
     await c.call("exec", { src: "cd sub" });
+    await c.call("exec", { src: 'let greeting = "hi"\nfn twice(x) { x * 2 }' });
     const stuck = await c.call<{ task: string }>("exec", { src: STUCK, background: true });
     const queued = await c.call<{ task: string }>("exec", { src: "2 + 2", background: true });
     await new Promise((r) => setTimeout(r, 200));
@@ -201,6 +202,18 @@ Deno.test("a restarted session keeps its directory; work queued behind the crash
     // The fresh process starts where the old one was.
     const pwd = await c.call<{ value: { v: unknown } }>("exec", { src: "pwd", position: "value" });
     assertEquals(pwd.value.v, join(await Deno.realPath(dir), "sub"));
+    // A name bound before the crash is said to be lost with it, not never to have existed.
+    for (const src of ["greeting", "print(greeting)", "twice(2)"]) {
+      const e = await rpcError(c.call("exec", { src }));
+      const data = e.data as { code: string; hint: string | null };
+      assertMatch(data.hint ?? "", /^`(greeting|twice)` was bound in this session before it was/);
+      assertMatch(
+        data.hint ?? "",
+        /restarted \(the session did not respond within .*, so it was killed\); .*define it again/,
+      );
+    }
+    const never = await rpcError(c.call("exec", { src: "print(nosuch)" }));
+    assertEquals((never.data as { hint: unknown }).hint, null, "a name never bound: no such hint");
     c.close();
   });
 });
