@@ -467,6 +467,9 @@ export function strExpr(p: Parser, t: Token): StrLit | StrInterp {
   return { kind: "StrInterp", parts, span };
 }
 
+/** How to write a brace that is not a hole (`curl -w "%{http_code}"` trips over it). */
+const LITERAL_BRACE = "a literal brace is \\{ and \\} (or write the text as a raw '…' string)";
+
 /** Parses one interpolation hole as a program with the enclosing scopes. */
 function parseHole(p: Parser, [hs, he]: [number, number]): Expr {
   const lx = p.lx;
@@ -482,7 +485,7 @@ function parseHole(p: Parser, [hs, he]: [number, number]): Expr {
         "interpolation must contain one expression",
         hs - 1,
         he + 1,
-        "put statements in a block or a let before the string",
+        "put statements in a block or a let before the string; " + LITERAL_BRACE,
       );
     }
     if (p.commandStmts.has(body[0])) {
@@ -492,7 +495,7 @@ function parseHole(p: Parser, [hs, he]: [number, number]): Expr {
         hs - 1,
         he + 1,
         `\`${head}\` runs as a command here; interpolate its output with {(${head}).out}, ` +
-          "or bind a value with let first",
+          `or bind a value with let first; ${LITERAL_BRACE}`,
       );
     }
     return body[0].expr;

@@ -454,10 +454,12 @@ export function moreLine(cut: Cut): string {
   return `… ${grouped(cut.left)} more ${unit}${size}`;
 }
 
-/** `p` relative to `cwd` when it lies under it (and is shorter that way), else `p`. */
+/**
+ * `p` relative to `cwd` when it lies under it (and is shorter that way), else `p`. The cwd
+ * itself stays whole: `[pwd, n]` showing `.` told an agent nothing (found in a trial).
+ */
 export function relPath(p: string, cwd: string): string {
-  if (cwd === "" || !p.startsWith("/")) return p;
-  if (p === cwd) return ".";
+  if (cwd === "" || !p.startsWith("/") || p === cwd) return p;
   const base = cwd.endsWith("/") ? cwd : cwd + "/";
   return p.startsWith(base) ? p.slice(base.length) : p;
 }

@@ -440,6 +440,12 @@ Deno.test("renderBlock: paths under cwd are shown relative to it", () => {
   eq(renderBlock(list(new PathV("/work/p/a"), new PathV("/x")), 80, { cwd: "/work/p" }), "[a, /x]");
   eq(renderBlock(rec({ p: new PathV("/work/p/x") }), 80, { cwd: "/work/p/" }), "p: x");
   eq(relPath("/work/pp/x", "/work/p"), "/work/pp/x");
+  // The cwd itself is never ".": `[pwd, n]` must say where, as `pwd` alone does.
+  eq(relPath("/work/p", "/work/p"), "/work/p");
+  eq(
+    renderBlock(list(new PathV("/work/p"), new PathV("/work/p/a")), 80, { cwd: "/work/p" }),
+    "[/work/p, a]",
+  );
   eq(
     renderBlock(list(rec({ path: new PathV("/w/x"), trash: new PathV("/s/t/1-x") })), 80, {
       cwd: "/w",
