@@ -65,9 +65,17 @@ export function stmtList(p: Parser, inBlock: boolean): Stmt[] {
       );
     }
     let hint: string | null = null;
-    if (st.kind === "ExprStmt" && st.expr.kind === "Ident") {
-      const n = st.expr.name;
-      hint = `\`${n}\` is a variable here; to run the command \`${n}\` write ^${n} …`;
+    if (st.kind === "ExprStmt") {
+      // `let ls = …` earlier makes `ls -a dir` read as `ls - a` then a stray `dir`.
+      let head = st.expr;
+      while (head.kind === "Binary") head = head.left;
+      if (head.kind === "Ident") {
+        const n = head.name;
+        hint = head === st.expr
+          ? `\`${n}\` is a variable here; to run the command \`${n}\` write ^${n} …`
+          : `\`${n}\` is a variable here, so \`${n} …\` is not the command but arithmetic on ` +
+            `it; to run the command write ^${n} …`;
+      }
     }
     throw p.fail("expected newline or `;` between statements", q, q + 1, hint);
   }

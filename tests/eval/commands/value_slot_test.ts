@@ -77,6 +77,13 @@ Deno.test("a name a let bound is the variable; the error says so and ^name runs 
   assertEquals(forced.expr.items[0].kind, "Cmd");
   // an operator after the name is still arithmetic
   assert(tryParse("let x = 3\nlet a = 1\n[x -a, x - 1, x in [3]]").ok);
+  // …and a whole line that starts with it says why its next word is stray (a trial agent's
+  // `let ls = …` earlier, then `ls -a t11/scratch`)
+  const line = tryParse("let ls = [1]\nls -a t11/scratch");
+  assert(!line.ok);
+  assertEquals(line.error.msg, "expected newline or `;` between statements");
+  assert(/`ls` is a variable here, so `ls …` is not the command/.test(line.error.hint ?? ""));
+  assert(/write \^ls/.test(line.error.hint ?? ""), String(line.error.hint));
 });
 
 Deno.test("a catch after the command applies to it", () => {
