@@ -9,6 +9,7 @@ import { RPC, RpcError } from "./errors.ts";
 import { socketPath } from "./discovery.ts";
 import { trustedSocket } from "./socket_trust.ts";
 import type { AttachParams, AttachResult, KernelEvent } from "./protocol.ts";
+import { ExecLane } from "./lane.ts";
 
 /** Options for connecting. */
 export interface ClientOptions {
@@ -22,6 +23,8 @@ export interface ClientOptions {
   reconnect?: boolean;
   /** Called for connection-level problems (never throws into the caller). */
   onError?: (e: unknown) => void;
+  /** False: never use the session's exec lane (every exec through the kernel). */
+  lane?: boolean;
 }
 
 type Pending = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
@@ -67,6 +70,16 @@ export class KernelClient {
   gapsFilled = 0;
   /** The last attach result (null before attach). */
   attached: AttachResult | null = null;
+  /** The attachment's exec lane: where and its ticket (null: none). */
+  #laneInfo: { socket: string; ticket: string } | null = null;
+  #lane: ExecLane | null = null;
+  #laneOpening: Promise<void> | null = null;
+  /** No new try to open the lane before this time (ms) after one failed. */
+  #laneRetryAt = 0;
+  /** The seq of the attachment's last exec (both routes carry it: the lane orders by it). */
+  #execSeq = 0;
+  /** Execs that went by the lane (tests and benchmarks tell the routes apart by it). */
+  laneExecs = 0;
 
   private constructor(readonly path: string, readonly opts: ClientOptions) {}
 
@@ -211,6 +224,59 @@ export class KernelClient {
 
   /** Call a method; rejects with RpcError for protocol errors, ConnectionClosed when gone. */
   async call<T = unknown>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+    if (method !== "exec" || this.#laneInfo === null) return await this.#rpc<T>(method, params);
+    const seq = ++this.#execSeq;
+    const lane = this.#usableLane();
+    if (lane !== null && isPlainExec(params)) return await this.#laneExec<T>(lane, seq, params);
+    return await this.#rpc<T>(method, { ...params, lane_seq: seq });
+  }
+
+  /** The open lane, or null (one is being opened when it may be). */
+  #usableLane(): ExecLane | null {
+    if (this.#lane?.alive) return this.#lane;
+    this.#lane = null;
+    const info = this.#laneInfo;
+    if (info !== null && this.#laneOpening === null && Date.now() >= this.#laneRetryAt) {
+      this.#laneOpening = ExecLane.open(info.socket, info.ticket).then(
+        (l) => {
+          if (this.#laneInfo === info && !this.#closed) this.#lane = l;
+          else l.close();
+        },
+        () => void (this.#laneRetryAt = Date.now() + LANE_RETRY_MS),
+      ).finally(() => (this.#laneOpening = null));
+    }
+    return null;
+  }
+
+  /** One plain exec by the lane: its answer, or the kernel's when the lane cannot give it. */
+  async #laneExec<T>(lane: ExecLane, seq: number, params: Record<string, unknown>): Promise<T> {
+    const src = params.src as string;
+    const position = params.position as "stmt" | "value" | undefined;
+    const timeout = params.timeout_ms as number | undefined;
+    const t0 = Date.now();
+    const sent = lane.exec({ seq, src, ...(position ? { position } : {}) });
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const outcome = timeout === undefined ? await sent : await Promise.race([
+      sent,
+      new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), timeout))),
+    ]);
+    clearTimeout(timer);
+    const claim = { seq, src, ...(position ? { position } : {}) };
+    if (outcome === "reroute") return await this.#rpc<T>("exec", { ...params, lane_seq: seq });
+    // Stopped waiting: the kernel takes the exec over (the same task; it runs once).
+    if (outcome === "timeout") return await this.#rpc<T>("lane.claim", claim);
+    if (outcome === "lost") {
+      const left = timeout === undefined
+        ? {}
+        : { timeout_ms: Math.max(0, timeout - (Date.now() - t0)) };
+      return await this.#rpc<T>("lane.claim", { ...claim, wait: true, ...left });
+    }
+    if ("error" in outcome) throw outcome.error;
+    this.laneExecs++;
+    return outcome.ok as T;
+  }
+
+  async #rpc<T>(method: string, params: Record<string, unknown>): Promise<T> {
     if (this.#reconnecting) await this.#reconnecting;
     const writer = this.#writer;
     if (!writer || this.#closed) throw new ConnectionClosed();
@@ -227,9 +293,15 @@ export class KernelClient {
     return (await done) as T;
   }
 
-  /** `session.attach`. */
+  /** `session.attach` (a lane the session offers is opened behind it). */
   async attach(params: AttachParams = {}): Promise<AttachResult> {
     this.attached = await this.call<AttachResult>("session.attach", { ...params });
+    this.#lane?.close();
+    this.#lane = null;
+    this.#execSeq = 0;
+    this.#laneRetryAt = 0;
+    this.#laneInfo = this.opts.lane === false ? null : this.attached.lane ?? null;
+    this.#usableLane();
     return this.attached;
   }
 
@@ -261,6 +333,7 @@ export class KernelClient {
   /** Close for good. */
   close(): void {
     this.#closed = true;
+    this.#lane?.close();
     const c = this.#conn;
     this.#conn = null;
     try {
@@ -269,6 +342,27 @@ export class KernelClient {
     for (const p of this.#pending.values()) p.reject(new ConnectionClosed());
     this.#pending.clear();
   }
+}
+
+/** How long after a failed try the lane is not tried again (the session may be restarting). */
+const LANE_RETRY_MS = 1000;
+
+/** Params the lane takes as they are: a plain run of `src`, nothing else. */
+function isPlainExec(p: Record<string, unknown>): boolean {
+  for (const [k, v] of Object.entries(p)) {
+    if (k === "src") {
+      if (typeof v !== "string") return false;
+    } else if (k === "position") {
+      if (v !== undefined && v !== "stmt" && v !== "value") return false;
+    } else if (k === "mode") {
+      if (v !== undefined && v !== "run") return false;
+    } else if (k === "timeout_ms") {
+      if (v !== undefined && !(typeof v === "number" && Number.isSafeInteger(v) && v >= 0)) {
+        return false;
+      }
+    } else if (v !== undefined) return false;
+  }
+  return typeof p.src === "string";
 }
 
 /** True when an error is the kernel saying "not attached". */

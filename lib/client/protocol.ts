@@ -64,6 +64,11 @@ export interface AttachResult {
   caps_enforced: boolean;
   elide_defaults: ElideDefaults;
   channels: string[];
+  /**
+   * The session's exec lane (additive; absent: none): plain execs may go straight to the
+   * session on `socket` after a `hello {ticket}` (`lane.ts`), two hops instead of four.
+   */
+  lane?: { socket: string; ticket: string };
 }
 
 /** An event notification's params. */

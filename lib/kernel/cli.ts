@@ -19,7 +19,7 @@ import { parseQuota, type QuotaLimits } from "./quotas.ts";
 /** Usage text. */
 export const KERNEL_USAGE =
   "usage: shoal kernel [--socket PATH] [--session NAME] [--state-dir DIR] [--ephemeral] " +
-  "[--no-journal] [--session-memory MIB] [--policy FILE] [--token-store FILE] [--require-token] " +
+  "[--no-journal] [--no-lane] [--session-memory MIB] [--policy FILE] [--token-store FILE] [--require-token] " +
   "[--quota NAME=N]…";
 
 /** Parsed command line. */
@@ -30,6 +30,8 @@ export interface KernelArgs {
   ephemeral: boolean;
   /** `--no-journal`: keep no journal at all (benchmarks isolate its cost). */
   noJournal: boolean;
+  /** `--no-lane`: every exec through the kernel (no session exec lanes). */
+  noLane: boolean;
   /** `--policy FILE`: the Leash policy (missing or malformed: the kernel does not start). */
   policy: string | null;
   /** `--token-store FILE`: overrides `$SHOAL_TOKEN_STORE` and `<state>/tokens.json`. */
@@ -51,6 +53,7 @@ export function parseKernelArgs(args: string[]): KernelArgs {
     stateDir: null,
     ephemeral: false,
     noJournal: false,
+    noLane: false,
     policy: null,
     tokenStore: null,
     requireToken: false,
@@ -86,6 +89,9 @@ export function parseKernelArgs(args: string[]): KernelArgs {
         break;
       case "--no-journal":
         out.noJournal = true;
+        break;
+      case "--no-lane":
+        out.noLane = true;
         break;
       case "--policy":
         out.policy = value();
@@ -172,6 +178,7 @@ export async function kernelMain(args: string[]): Promise<number> {
       tokenStore: a.tokenStore,
       requireToken: a.requireToken,
       ...(a.noJournal || !cfg.journal.enabled ? { journal: false } : {}),
+      ...(a.noLane ? { lane: false } : {}),
       ...(a.sessionMemoryMb !== null ? { sessionMemoryMb: a.sessionMemoryMb } : {}),
       quotas: a.quotas,
     });

@@ -95,6 +95,11 @@ export class KernelLeash {
   }
 
   /** What a session of `principal` is handed. */
+  /** The policy file and its signature as last read (what a session's exec lane compares). */
+  policyFile(): { path: string; stamp: string } | null {
+    return this.opts.source.file;
+  }
+
   init(principal: string): LeashInit {
     const set = this.opts.source.current;
     return {

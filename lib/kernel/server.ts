@@ -42,6 +42,11 @@ export interface KernelOptions {
   ephemeral?: boolean;
   /** False: no journal at all (benchmarks measure its cost). Default: on when a state dir is set or ephemeral. */
   journal?: boolean;
+  /**
+   * False: every exec goes through the kernel (benchmarks measure the difference). Default: an
+   * unconfined session serves its attachments' plain execs on its own exec lane.
+   */
+  lane?: boolean;
   /** Size cap of `journal.db` (writes past it fail with `journal_full` and are reported). */
   journalMaxBytes?: number;
   /** Initial cwd of new sessions (default: the process cwd). */
@@ -243,6 +248,9 @@ export async function startKernel(opts: KernelOptions): Promise<KernelHandle> {
             principal,
             visibleName: visible,
             leash: leash ? (leash.policies(), leash.init(principal)) : null,
+            policyFile: leash ? () => leash.policyFile() : undefined,
+            tasks,
+            lane: opts.lane !== false,
             memoryMb: opts.sessionMemoryMb,
             runDir,
             // `rm`'s trash lives under it (issue 13): durable, never in /tmp.

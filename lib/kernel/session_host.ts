@@ -24,7 +24,7 @@ import {
   signalSession,
   suspend as suspendGroup,
 } from "../exec/mod.ts";
-import { STARTED, type Task } from "./tasks.ts";
+import { STARTED, type Task, type TaskRegistry } from "./tasks.ts";
 import { JournalProxy } from "./journal_proxy.ts";
 import {
   type DoneMsg,
@@ -43,6 +43,7 @@ import { CancelSlots, SLOTS } from "./cancel_slots.ts";
 import { type SandboxSpec, SandboxSpecError } from "../exec/sandbox_spec.ts";
 import { type KernelPlaces, SessionConfinement } from "./session_sandbox.ts";
 import { MAX_LOST_NAMES } from "./lost_bindings.ts";
+import { LANE_SLOTS, LaneBook, laneKey } from "./lane_book.ts";
 import { isDir } from "./session_cwd.ts";
 import {
   DEFAULT_SESSION_MEMORY_MB,
@@ -64,6 +65,8 @@ export const LIFECYCLE_CHANNEL = "session.lifecycle";
 const PTY_CHANNEL_LINGER_MS = 2000;
 /** How long shutdown waits for the session to close its PTYs before killing them from here. */
 const PTY_CLOSE_WAIT_MS = 3000;
+/** Lane sockets made by this kernel (each session's has its own number). */
+let laneSockets = 0;
 
 /** Where a session's processes come from and what bounds them. */
 export interface SessionInit {
@@ -93,6 +96,12 @@ export interface SessionInit {
   sandbox?: SandboxSpec | null;
   /** The kernel's private places a confined session must not see (with `sandbox`). */
   places?: KernelPlaces;
+  /** The policy file and its signature as last read (an exec lane compares it). */
+  policyFile?: () => { path: string; stamp: string } | null;
+  /** The kernel's task registry (lane execs become tasks in it). */
+  tasks?: TaskRegistry;
+  /** Serve plain execs on an exec lane (`session_lane.ts`; needs `tasks` and `runDir`). */
+  lane?: boolean;
 }
 
 /** SIGKILL a child process group of a dead session (it is no longer there to do it). */
@@ -139,6 +148,8 @@ export class SessionHost {
    * session cannot close them itself (it died, or hangs at shutdown).
    */
   readonly ptyChildren = new Map<number, number>();
+  /** The exec lane (`lane_book.ts`; null: none — a confined session, or no run directory). */
+  #lane: LaneBook | null = null;
 
   /** Admit a `user.*` channel for this session; false once the bound is reached. */
   admitUserChannel(channel: string): boolean {
@@ -205,6 +216,10 @@ export class SessionHost {
       );
       return;
     }
+    if (init.lane && this.confinement === null && init.runDir && init.tasks) {
+      const slots = this.#freeSlots.splice(-LANE_SLOTS, LANE_SLOTS);
+      this.#lane = new LaneBook(join(init.runDir, `lane-${++laneSockets}.sock`), slots);
+    }
     this.#spawn();
   }
 
@@ -260,7 +275,9 @@ export class SessionHost {
   /** Hand the session its principal's reloaded policy (ordered before any later exec). */
   setPolicy(leash: LeashInit): void {
     this.#leash = leash;
-    if (!this.#closed) this.#post({ t: "policy", leash });
+    if (!this.#closed) {
+      this.#post({ t: "policy", leash, policyStamp: this.init.policyFile?.()?.stamp ?? "" });
+    }
   }
 
   /** The heap limit of this session's process, in MiB. */
@@ -349,7 +366,18 @@ export class SessionHost {
       // A crashed process may have given out:N to the exec it died in: start past it too.
       firstOut: this.#lastOut + 1 + (this.#crashedMidExec ? 1 : 0),
       lost: this.#lost && { reason: this.#lost.reason, names: [...this.#lost.names] },
+      lane: this.#lane && {
+        socket: this.#lane.socket,
+        slots: [...this.#lane.slots],
+        principal: this.principal,
+        policyFile: this.init.policyFile?.()?.path ?? null,
+      },
+      policyStamp: this.init.policyFile?.()?.stamp ?? "",
     });
+    // A fresh process knows no tickets: the attachments keep theirs.
+    for (const [ticket, tty] of this.#lane?.grants ?? []) {
+      this.#post({ t: "lane.grant", ticket, tty });
+    }
     this.#crashedMidExec = false;
   }
 
@@ -370,6 +398,83 @@ export class SessionHost {
     const i = j.intakeFor(this.name);
     this.#intakeWorker = i.worker;
     return i;
+  }
+
+  /**
+   * A lane exec began in the session: it becomes a task here (a claimed one keeps the task its
+   * claim made), running, with the lane slot the session took.
+   */
+  #laneBegin(m: Extract<FromWorker, { t: "lane.begin" }>): void {
+    const lane = this.#lane;
+    if (lane === null || !lane.grants.has(m.ticket) || !lane.slots.includes(m.slot)) return;
+    const key = laneKey(m.ticket, m.seq);
+    let t = lane.claims.get(key);
+    lane.claims.delete(key);
+    if (!t) {
+      t = this.init.tasks!.create(this.name, m.src, m.position, null, lane.grants.get(m.ticket)!);
+      t.keepResult = false; // its client hears the result on the lane
+      this.init.journal?.notePrincipal(t, this.principal);
+    }
+    t.laneId = m.task;
+    t.lane = { ticket: m.ticket, seq: m.seq };
+    t.slot = m.slot;
+    t.flag = this.#slots.flag(m.slot);
+    if (t.cancelRequested) Atomics.store(t.flag, 0, 1);
+    t.state = t.cancelRequested ? "cancelling" : "running";
+    t.startedNs = Date.now() * 1_000_000;
+    lane.running = t;
+    lane.remember(key, t);
+    this.bus.publishDerived(this.name, t.channel, STARTED);
+  }
+
+  /** The exec lane's socket (null: this session has none). */
+  get laneSocket(): string | null {
+    return this.#lane?.socket ?? null;
+  }
+
+  /** A lane ticket for a new attachment (null: no lane here). */
+  grantLane(tty: boolean): string | null {
+    if (this.#lane === null || this.#closed) return null;
+    const ticket = this.#lane.grant(tty);
+    this.#post({ t: "lane.grant", ticket, tty });
+    return ticket;
+  }
+
+  /** Take a ticket back (its attachment ended). */
+  revokeLane(ticket: string): void {
+    if (this.#lane?.grants.delete(ticket) && !this.#closed) {
+      this.#post({ t: "lane.revoke", ticket });
+    }
+  }
+
+  /**
+   * A client gave up waiting on lane exec `seq` of `ticket` (its timeout passed, or the lane
+   * dropped): its task — the one the lane began, or a new one the session is asked to leave
+   * to the kernel, which then runs it in turn (`lane.unclaimed`).
+   */
+  claimLane(
+    ticket: string,
+    seq: number,
+    req: { src: string; position: "stmt" | "value"; tty: boolean },
+  ): Task {
+    const lane = this.#lane;
+    if (lane === null || !lane.grants.has(ticket)) {
+      throw new RpcError(RPC.INVALID_PARAMS, "this attachment has no exec lane to claim from");
+    }
+    const key = laneKey(ticket, seq);
+    const known = lane.task(key);
+    if (known) return known;
+    const t = this.init.tasks!.create(this.name, req.src, req.position, null, req.tty);
+    t.lane = { ticket, seq };
+    this.init.journal?.notePrincipal(t, this.principal);
+    lane.claims.set(key, t);
+    if (this.#live) this.#post({ t: "lane.claim", ticket, seq });
+    else {
+      // A process still starting never saw this ticket's execs: the kernel runs it.
+      lane.claims.delete(key);
+      this.#queue.push(t);
+    }
+    return t;
   }
 
   /** Resolves once the evaluator is up. */
@@ -410,6 +515,7 @@ export class SessionHost {
       slot: t.slot,
       principal: this.init.journal?.principalOf(t),
       ...(t.approved ? { approved: t.approved } : {}),
+      ...(t.lane ? { lane: t.lane } : {}),
     });
   }
 
@@ -432,7 +538,20 @@ export class SessionHost {
       this.#terminal(t, "cancelled");
       return;
     }
-    if (this.#running === t) {
+    const claimed = this.#lane?.claims;
+    for (const [key, c] of claimed ?? []) {
+      if (c !== t) continue;
+      // Claimed from the lane, not yet begun there nor queued here: it never runs.
+      claimed!.delete(key);
+      t.error = {
+        code: RPC.RAISED,
+        message: `cancelled before it started${why ? `: ${why}` : ""}`,
+        data: { code: "cancelled", ref: null },
+      };
+      this.#terminal(t, "cancelled");
+      return;
+    }
+    if (this.#holds(t)) {
       // A stopped group cannot act on SIGINT: continue it so the kill ladder works.
       if (t.suspended) {
         for (const g of t.pgids) resumeGroup(g);
@@ -440,9 +559,17 @@ export class SessionHost {
       }
       t.state = "cancelling";
       Atomics.store(t.flag!, 0, 1);
-      this.#post({ t: "cancel", task: t.id });
+      this.#post({ t: "cancel", task: t.laneId || t.id });
+      // A kernel exec waiting in the session behind a lane exec is dropped when the session
+      // reads the cancel; a ping would only time out behind a busy lane exec.
+      if (this.#running === t && this.#lane?.running) return;
       this.#pingAfterCancel(t);
     }
+  }
+
+  /** True while `t` is in the session process (running, or waiting there behind a lane exec). */
+  #holds(t: Task): boolean {
+    return this.#running === t || this.#lane?.running === t;
   }
 
   /**
@@ -455,7 +582,7 @@ export class SessionHost {
     const timer = setTimeout(() => {
       this.#pings.delete(n);
       this.#pingTask.delete(n);
-      if (this.#proc !== proc || t.finished || this.#running !== t) return;
+      if (this.#proc !== proc || t.finished || !this.#holds(t)) return;
       this.#kill(
         `the session did not respond within ${CANCEL_PING_MS} ms of cancelling ${t.ref}, ` +
           `so it was killed`,
@@ -487,9 +614,11 @@ export class SessionHost {
    * names another task (or none), the session no longer has `t`: it must not stay
    * `cancelling` forever — fail it and go on with the queue.
    */
-  #checkRunning(t: Task, running: number | null): void {
-    if (this.#running !== t || running === t.id) return;
-    this.#running = null;
+  #checkRunning(t: Task, running: number | null, pending: number | null): void {
+    const id = t.laneId || t.id;
+    if (!this.#holds(t) || running === id || pending === id) return;
+    if (this.#lane?.running === t) this.#lane.running = null;
+    else this.#running = null;
     t.error = {
       code: RPC.INTERNAL_ERROR,
       message: `the session process no longer runs ${t.ref} (it was lost before it could ` +
@@ -513,7 +642,7 @@ export class SessionHost {
    * stopped from outside.
    */
   suspendTask(t: Task, stop: boolean): void {
-    if (this.#running !== t || t.pgids.size === 0) {
+    if (!this.#holds(t) || t.pgids.size === 0) {
       throw new RpcError(
         RPC.TASK_CONTROL_UNAVAILABLE,
         `task ${stop ? "suspension" : "resume"} is unavailable: ${t.ref} has no running child ` +
@@ -536,7 +665,13 @@ export class SessionHost {
   }
 
   #terminal(t: Task, state: "completed" | "failed" | "cancelled"): void {
-    if (t.slot > 0) {
+    if (t.slot > 0 && t.laneId !== 0) {
+      // A lane slot goes back to the lane, zeroed before the session may reuse it (D-24).
+      Atomics.store(t.flag!, 0, 0);
+      if (this.#live && !this.#closed) this.#post({ t: "lane.slot", slot: t.slot });
+      t.slot = -1;
+      t.flag = null;
+    } else if (t.slot > 0) {
       this.#freeSlots.push(t.slot);
       t.slot = -1;
       t.flag = null;
@@ -557,11 +692,22 @@ export class SessionHost {
         this.#pings.delete(m.n);
         const asked = this.#pingTask.get(m.n);
         this.#pingTask.delete(m.n);
-        if (asked !== undefined) this.#checkRunning(asked, m.running);
+        if (asked !== undefined) this.#checkRunning(asked, m.running, m.pending ?? null);
         return;
       }
       case "done":
         return this.#onDone(m);
+      case "lane.begin":
+        return this.#laneBegin(m);
+      case "lane.unclaimed": {
+        // The session will never run it from the lane: it runs here, in turn.
+        const key = laneKey(m.ticket, m.seq);
+        const t = this.#lane?.claims.get(key);
+        if (!t) return;
+        this.#lane!.claims.delete(key);
+        this.#queue.push(t);
+        return this.#pump();
+      }
       case "reply": {
         const p = this.#pending.get(m.rid);
         if (!p) return;
@@ -607,7 +753,7 @@ export class SessionHost {
       }
       case "jreq": { // a language journal/undo head (issue 7)
         const j = this.init.journal;
-        const t = this.#running;
+        const t = this.#lane?.running ?? this.#running;
         if (!j || !t) return;
         void j.answer(m, this.name, j.principalOf(t)).then((r) => this.#post(r));
         return;
@@ -616,8 +762,8 @@ export class SessionHost {
         this.facts = { ...this.facts, cwd: m.cwd };
         return;
       case "child": {
-        const t = this.#running;
-        if (!t || t.id !== m.task) return;
+        const t = m.task < 0 ? this.#lane?.byId(m.task) : this.#running;
+        if (!t || (t.id !== m.task && t.laneId !== m.task)) return;
         if (m.live) {
           t.pgids.add(m.pgid);
           // A task suspended while between children stops its next child too.
@@ -672,13 +818,15 @@ export class SessionHost {
   }
 
   #onDone(m: DoneMsg): void {
-    const t = this.#running;
-    this.#running = null;
+    const lane = m.task < 0 ? this.#lane : null;
+    const t = lane ? lane.byId(m.task) : this.#running;
+    if (lane) lane.running = null;
+    else this.#running = null;
     const ref = m.ok ? m.result.ref : (m.error.data as { ref?: unknown } | undefined)?.ref;
     const n = typeof ref === "string" ? Number(/^out:([0-9]+)$/.exec(ref)?.[1] ?? 0) : 0;
     if (n > this.#lastOut) this.#lastOut = n;
     if (m.facts) this.facts = m.facts;
-    if (t && t.id === m.task) {
+    if (t && (t.id === m.task || t.laneId === m.task)) {
       const complete = () => {
         if (m.ok) {
           t.resultRef = m.result.ref;
@@ -732,7 +880,7 @@ export class SessionHost {
    */
   #crash(why: string): void {
     this.crashes++;
-    this.#crashedMidExec = this.#running !== null;
+    this.#crashedMidExec = this.#running !== null || (this.#lane?.running ?? null) !== null;
     const names = new Set(this.#lost?.names);
     for (const n of Object.keys(this.facts.names)) {
       if (names.size < MAX_LOST_NAMES) names.add(n);
@@ -744,8 +892,9 @@ export class SessionHost {
     for (const timer of this.#pings.values()) clearTimeout(timer);
     this.#pings.clear();
     this.#pingTask.clear();
-    for (const t of this.#running ? [this.#running] : []) {
-      for (const g of t.pgids) killGroup(g);
+    const laneRunning = this.#lane?.running ?? null;
+    for (const t of [this.#running, laneRunning]) {
+      for (const g of t?.pgids ?? []) killGroup(g);
     }
     this.#killPtyChildren(); // a dead session cannot close its terminals
     const start = this.#startCwd();
@@ -765,12 +914,21 @@ export class SessionHost {
         `${lost}); send it again if it still makes sense`,
       data: { session: this.name, restarted: true, ran: false },
     };
-    const victims = [...(this.#running ? [this.#running] : []), ...this.#queue];
-    const running = this.#running;
+    const claimed = [...this.#lane?.claims.values() ?? []];
+    this.#lane?.claims.clear();
+    // A kernel exec waiting behind a lane exec had not started: it did not run either.
+    const ran = laneRunning ?? this.#running;
+    const victims = [
+      ...(laneRunning ? [laneRunning] : []),
+      ...(this.#running ? [this.#running] : []),
+      ...this.#queue,
+      ...claimed,
+    ];
     this.#running = null;
+    if (this.#lane) this.#lane.running = null;
     this.#queue = [];
     for (const t of victims) {
-      t.error = t === running ? err : waited;
+      t.error = t === ran ? err : waited;
       this.#terminal(t, t.cancelRequested ? "cancelled" : "failed");
     }
     for (const p of this.#pending.values()) p.reject(new RpcError(err.code, err.message));
@@ -822,8 +980,10 @@ export class SessionHost {
       this.#killPtyChildren();
     }
     this.#closed = true;
-    for (const t of [...this.#queue]) this.cancel(t);
-    const r = this.#running;
+    for (const t of [...this.#queue, ...this.#lane?.claims.values() ?? []]) this.cancel(t);
+    const lr = this.#lane?.running ?? null;
+    if (lr) this.cancel(lr);
+    const r = this.#running ?? lr;
     if (r) {
       this.cancel(r);
       let timer: ReturnType<typeof setTimeout> | undefined;
@@ -848,9 +1008,16 @@ export class SessionHost {
       p.reject(new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down"));
     }
     this.#pending.clear();
-    if (this.#running && !this.#running.finished) {
-      this.#running.error = { code: RPC.INTERNAL_ERROR, message: "kernel shutting down" };
-      this.#terminal(this.#running, "cancelled");
+    for (const t of [this.#running, lr]) {
+      if (t && !t.finished) {
+        t.error = { code: RPC.INTERNAL_ERROR, message: "kernel shutting down" };
+        this.#terminal(t, "cancelled");
+      }
+    }
+    if (this.#lane) {
+      try {
+        Deno.removeSync(this.#lane.socket);
+      } catch { /* the process removed it, or never made it */ }
     }
   }
 }

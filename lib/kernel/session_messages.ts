@@ -59,13 +59,30 @@ export interface InitMsg {
    * process says so when an exec trips over one of them: `lost_bindings.ts`).
    */
   lost?: { reason: string; names: string[] } | null;
+  /**
+   * The exec lane (`session_lane.ts`; absent: none — a confined session): the socket to serve,
+   * the cancel slots lent for lane execs, the session's principal (its journal rows), and the
+   * policy file whose change sends execs back through the kernel.
+   */
+  lane?: { socket: string; slots: number[]; principal: string; policyFile: string | null } | null;
+  /** The policy file's signature when the kernel read the policy it sends (`file_watch.ts`). */
+  policyStamp?: string;
 }
 
 /** Main → worker: the policy file reloaded (issue 15). */
 export interface PolicyMsg {
   t: "policy";
   leash: LeashInit;
+  /** As in {@link InitMsg}. */
+  policyStamp?: string;
 }
+
+/** The exec lane (`session_lane.ts`): a ticket the kernel gave an attachment, or took back. */
+export type LaneMsg =
+  | { t: "lane.grant"; ticket: string; tty: boolean }
+  | { t: "lane.revoke"; ticket: string }
+  | { t: "lane.slot"; slot: number }
+  | { t: "lane.claim"; ticket: string; seq: number };
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
 export interface ExecMsg {
@@ -84,6 +101,8 @@ export interface ExecMsg {
    * if they are unchanged and the policy does not deny it now (D-22).
    */
   approved?: Effect[];
+  /** The attachment's lane ticket and this exec's seq on it (the session orders lane execs). */
+  lane?: { ticket: string; seq: number };
 }
 
 /** Main → worker: the running task was cancelled (wakes awaits at once). */
@@ -142,6 +161,7 @@ export type ToWorker =
   | InjectMsg
   | JReplyMsg
   | PolicyMsg
+  | LaneMsg
   | PingMsg;
 
 /** Session facts the worker reports after start-up and after an exec that changed them. */
@@ -243,7 +263,25 @@ export interface PongMsg {
   n: number;
   /** The task the session is running as it answers (null: none). */
   running: number | null;
+  /** A kernel exec waiting in the session behind a lane exec (null: none). */
+  pending?: number | null;
 }
+
+/**
+ * The exec lane: a lane exec begins (`task` is its negative id in this process; the kernel
+ * makes it a task), or a claimed one will never run from the lane.
+ */
+export type LaneNoticeMsg =
+  | {
+    t: "lane.begin";
+    ticket: string;
+    seq: number;
+    task: number;
+    slot: number;
+    src: string;
+    position: "stmt" | "value";
+  }
+  | { t: "lane.unclaimed"; ticket: string; seq: number };
 
 /**
  * Worker → main: one journal intake line for the kernel to write (a confined session cannot
@@ -280,6 +318,7 @@ export interface PtyNoticeMsg {
 
 /** Everything a session process sends. */
 export type FromWorker =
+  | LaneNoticeMsg
   | IntakeMsg
   | StoreMsg
   | PtyNoticeMsg

@@ -45,6 +45,9 @@ import { CancelSlots } from "./cancel_slots.ts";
 import { parseErrorObject, parseRpcError } from "./parse_error.ts";
 import { LineSplitter } from "./line_splitter.ts";
 import { LostBindings } from "./lost_bindings.ts";
+import { type LaneHooks, SessionLane } from "./session_lane.ts";
+import { journalNote } from "./journal_messages.ts";
+import { fileStamp } from "../leash/file_watch.ts";
 import type { JournalDone } from "./journal_messages.ts";
 import { type IntakeEvent, IntakeWriter } from "../store/mod.ts";
 import { ExecLog } from "./exec_log.ts";
@@ -276,6 +279,19 @@ async function init(m: InitMsg): Promise<void> {
   lastCwd = ev.cwd();
   lastFacts = facts();
   factsAt = ev.factsVersion();
+  policyStamp = m.policyStamp ?? "";
+  if (m.lane) {
+    policyFile = m.lane.policyFile;
+    lanePrincipal = m.lane.principal;
+    lane = new SessionLane(m.lane.socket, m.lane.slots, laneHooks);
+    try {
+      lane.listen();
+    } catch (e) {
+      // Without its lane the session still serves everything through the kernel.
+      console.error(`exec lane unavailable: ${(e as Error)?.message ?? e}`);
+      lane = null;
+    }
+  }
   post({ t: "ready", facts: lastFacts });
 }
 
@@ -428,7 +444,90 @@ function errorData(err: ErrorV, ref: string, uri: string): Record<string, unknow
   };
 }
 
+/** True from an exec's start until its done is made (lane execs run only when false). */
+let inExec = false;
+/** A kernel exec that arrived while a lane exec ran: it runs next (the kernel sends one). */
+let pendingKernel: ExecMsg | null = null;
+/** The exec lane (`session_lane.ts`; null: none). */
+let lane: SessionLane | null = null;
+/** The policy file and its signature as of the policy this process has (lane execs check it). */
+let policyFile: string | null = null;
+/** Who the lane's execs run for (the session's principal: their journal rows). */
+let lanePrincipal = "";
+let policyStamp = "";
+
+/** Run a kernel exec and post its done, then whatever waited behind it. */
 async function runExec(m: ExecMsg): Promise<void> {
+  if (m.lane) lane?.seen(m.lane.ticket, m.lane.seq);
+  if (inExec) {
+    pendingKernel = m;
+    return;
+  }
+  post(await execute(m));
+  runPending();
+}
+
+function runPending(): void {
+  const next = pendingKernel;
+  pendingKernel = null;
+  if (next !== null) void runExec(next).catch((e) => internalDone(next, e));
+}
+
+/** The done of an exec that failed outside the evaluator's own guard (its task still ends). */
+function internalError(task: number, e: unknown): DoneMsg {
+  current = null;
+  inExec = false;
+  return {
+    t: "done",
+    task,
+    ok: false,
+    error: { code: RPC.INTERNAL_ERROR, message: `internal error: ${(e as Error)?.message ?? e}` },
+    cancelled: false,
+  };
+}
+
+/** Never lose a task: a kernel exec that failed that way is still answered. */
+function internalDone(m: ExecMsg, e: unknown): void {
+  post(internalError(m.task, e));
+  runPending();
+}
+
+/** The lane's view of this process. */
+const laneHooks: LaneHooks = {
+  busy: () => inExec || pendingKernel !== null,
+  policyFresh: () => policyFile === null || fileStamp(policyFile) === policyStamp,
+  post,
+  async run(req, task, slot, tty) {
+    const m: ExecMsg = {
+      t: "exec",
+      task,
+      src: req.src,
+      position: req.position,
+      elide: req.elide,
+      tty,
+      slot,
+      principal: lanePrincipal,
+    };
+    let done: DoneMsg;
+    try {
+      done = await execute(m);
+    } catch (e) {
+      done = internalError(task, e);
+    }
+    // The note the kernel adds to a kernel exec's answer when its record is not whole.
+    const note = done.journal ? journalNote(done.journal) : null;
+    if (note !== null) {
+      if (done.ok) done.result.journal = note;
+      else done.error.data = { ...(done.error.data as object | undefined), journal: note };
+    }
+    queueMicrotask(runPending);
+    return done;
+  },
+};
+
+/** Evaluate one exec (its journal rows logged) and make its done message. */
+async function execute(m: ExecMsg): Promise<DoneMsg> {
+  inExec = true;
   const flag = slots.flag(m.slot);
   execTty = m.tty;
   execSrc = m.src;
@@ -478,7 +577,8 @@ async function runExec(m: ExecMsg): Promise<void> {
   sinkText = "";
   diagText = "";
   diagSeen.clear();
-  post(done);
+  inExec = false;
+  return done;
 }
 
 /**
@@ -963,21 +1063,23 @@ function dispatch(m: ToWorker): void {
     case "storer":
       return proxiedCas?.reply(m);
     case "exec":
-      // Never lose a task: a failure outside the evaluator's own guard still answers it.
-      return void runExec(m).catch((e) => {
-        current = null;
-        post({
+      return void runExec(m).catch((e) => internalDone(m, e));
+    case "cancel":
+      if (pendingKernel?.task === m.task) {
+        // It waited behind a lane exec and never started.
+        pendingKernel = null;
+        return post({
           t: "done",
           task: m.task,
           ok: false,
           error: {
-            code: RPC.INTERNAL_ERROR,
-            message: `internal error: ${(e as Error)?.message ?? e}`,
+            code: RPC.RAISED,
+            message: "cancelled before it started",
+            data: { code: "cancelled", ref: null },
           },
-          cancelled: false,
+          cancelled: true,
         });
-      });
-    case "cancel":
+      }
       // Also set the flag here: without a shared mapping (no FFI) this is the only way it is set.
       if (current?.task === m.task) {
         Atomics.store(current.flag, 0, 1);
@@ -985,12 +1087,28 @@ function dispatch(m: ToWorker): void {
       }
       return;
     case "ping":
-      return post({ t: "pong", n: m.n, running: current?.task ?? null });
+      return post({
+        t: "pong",
+        n: m.n,
+        running: current?.task ?? null,
+        pending: pendingKernel?.task ?? null,
+      });
     case "req":
       return void answer(m);
     case "policy":
       if (leash) leash.update(m.leash);
       else leash = new SessionLeash(m.leash);
+      policyStamp = m.policyStamp ?? "";
+      return;
+    case "lane.grant":
+      return lane?.grant(m.ticket, m.tty);
+    case "lane.revoke":
+      return lane?.revoke(m.ticket);
+    case "lane.slot":
+      return lane?.returnSlot(m.slot);
+    case "lane.claim":
+      if (lane) lane.claim(m.ticket, m.seq);
+      else post({ t: "lane.unclaimed", ticket: m.ticket, seq: m.seq });
       return;
     case "inject":
       // `events.publish` → the language bus; injected events never come back (no echo).

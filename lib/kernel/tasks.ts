@@ -58,6 +58,10 @@ export class Task {
   suspended = false;
   /** Approved mode: the stored plan's effects, re-checked where the exec runs (issue 15). */
   approved: Effect[] | undefined = undefined;
+  /** A lane exec's id in its session process (negative; 0: the kernel sent it). */
+  laneId = 0;
+  /** Its attachment's lane ticket and its exec seq there (null: no lane). */
+  lane: { ticket: string; seq: number } | null = null;
   readonly done: Promise<void>;
   #resolve!: () => void;
 

@@ -7,6 +7,16 @@
  * @module
  */
 
+/** A file's signature now, as text (`""`: absent or unreadable); another process compares it. */
+export function fileStamp(path: string): string {
+  try {
+    const s = Deno.statSync(path);
+    return `${s.ino ?? 0}:${s.size}:${s.mtime?.getTime() ?? 0}:${s.ctime?.getTime() ?? 0}`;
+  } catch {
+    return "";
+  }
+}
+
 /** Tracks one file's signature: `changed()` is true once per change. */
 export class FileVersion {
   // The numbers of the last stat (NaN: absent or unreadable), compared without allocating.
@@ -17,6 +27,12 @@ export class FileVersion {
 
   constructor(readonly path: string) {
     this.changed();
+  }
+
+  /** The signature seen by the last `changed()`, as {@link fileStamp} writes it. */
+  get stamp(): string {
+    if (Number.isNaN(this.#ino)) return "";
+    return `${this.#ino}:${this.#size}:${this.#mtime}:${this.#ctime}`;
   }
 
   /** True (once) when the file changed since the last call or construction. */

@@ -73,6 +73,11 @@ export class PolicySource {
     }
   }
 
+  /** The watched file and its signature as last read (null: none is watched). */
+  get file(): { path: string; stamp: string } | null {
+    return this.#version === null ? null : { path: this.#version.path, stamp: this.#version.stamp };
+  }
+
   /** The policy set in force. */
   get current(): PolicySet {
     return this.#set;

@@ -42,6 +42,8 @@ export interface ExecRequest {
   elide: ElideSpec | null;
   /** Approved mode: the stored plan's effects (the session re-derives and compares, D-22). */
   approved: Effect[] | undefined;
+  /** Its seq among the attachment's execs (`lane_seq`: the exec lane orders by it). */
+  laneSeq?: number;
 }
 
 /** Queue an exec as a task of the attachment's session; its result, or the task handle. */
@@ -61,12 +63,18 @@ export async function submitExec(k: KernelServices, a: Attachment, conn: Conn, r
   const t = k.tasks.create(a.session.name, r.src, r.position, r.elide, a.tty);
   void t.done.finally(() => lease.release());
   t.approved = r.approved;
+  if (a.lane && r.laneSeq !== undefined) t.lane = { ticket: a.lane, seq: r.laneSeq };
   k.journal?.notePrincipal(t, a.principal); // the journal row's principal (issue 7)
   t.keepResult = !r.background; // nobody waits for an async task's inline result
   a.session.submit(t);
+  if (r.background) return { task: t.ref, events: t.channel };
+  return await awaitInline(t, a, conn, r.timeoutMs);
+}
+
+/** Wait for `t` (at most `timeoutMs`): its inline result, its error thrown, or its handle. */
+async function awaitInline(t: Task, a: Attachment, conn: Conn, timeoutMs: number | undefined) {
   const handle = { task: t.ref, events: t.channel };
-  if (r.background) return handle;
-  const waited = r.timeoutMs === undefined ? t.done : Promise.race([t.done, sleep(r.timeoutMs)]);
+  const waited = timeoutMs === undefined ? t.done : Promise.race([t.done, sleep(timeoutMs)]);
   await untilClosed(conn, waited);
   if (!t.finished && conn.closed.aborted) {
     // Its client left before it was answered: work still queued for nobody is cancelled (a
@@ -98,10 +106,45 @@ export function addExecMethods(add: Register, k: KernelServices): void {
     const timeoutMs = optUint(p, "timeout_ms");
     const elide = optElide(p);
     const planRef = optString(p, "plan_ref");
+    const laneSeq = optUint(p, "lane_seq");
     const a = att(conn);
     if (mode === "plan") return await storePlan(k, a, src);
     const approved = mode === "approved" ? approvedEffects(k, a, src, planRef) : undefined;
-    return await submitExec(k, a, conn, { src, position, background, timeoutMs, elide, approved });
+    return await submitExec(k, a, conn, {
+      src,
+      position,
+      background,
+      timeoutMs,
+      elide,
+      approved,
+      laneSeq,
+    });
+  });
+
+  // The exec lane (`session_lane.ts`): a client that stopped waiting on lane exec `seq` (its
+  // timeout passed, or the lane dropped) takes it over here — the same task, run once.
+  add("lane.claim", async (p, conn) => {
+    const a = att(conn);
+    const seq = optUint(p, "seq");
+    if (seq === undefined || seq < 1) throw invalid("lane.claim needs `seq` (a positive integer)");
+    const src = reqString(p, "src", "lane.claim");
+    const position = optString(p, "position") ?? "stmt";
+    if (position !== "stmt" && position !== "value") {
+      throw invalid(`position must be stmt or value (got ${position})`);
+    }
+    if (!a.lane) throw invalid("this attachment has no exec lane to claim from");
+    const t = a.session.claimLane(a.lane, seq, { src, position, tty: a.tty });
+    if (!(optBool(p, "wait") ?? false)) return { task: t.ref, events: t.channel, timed_out: true };
+    if (t.finished && t.result === null && t.error === null) {
+      throw new RpcError(
+        RPC.INTERNAL_ERROR,
+        `the exec finished as ${t.ref} but its answer was lost with the exec lane; read it ` +
+          `with value.get {ref: "${t.resultRef}"}`,
+        { task: t.ref, ref: t.resultRef },
+      );
+    }
+    t.keepResult = true;
+    return await awaitInline(t, a, conn, optUint(p, "timeout_ms"));
   });
 
   add("value.get", (p, conn) => {

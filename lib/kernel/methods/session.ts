@@ -19,6 +19,9 @@ import type { Identity } from "../leash_service.ts";
 import type { SessionHost } from "../session_host.ts";
 import { localPrincipal } from "../../leash/mod.ts";
 
+/** Connections whose close already takes their lane ticket back. */
+const laneWatched = new WeakSet<object>();
+
 /** Session names: the same alphabet as socket names, a little longer. */
 const SESSION_NAME = /^[A-Za-z0-9._-]{1,128}$/;
 
@@ -48,7 +51,25 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
     const tty = optBool(c, "tty") ?? false;
     const who = k.leash ? await k.leash.identify(token) : noLeash(token);
     const session = await k.session(name, who.principal, cwd);
-    conn.attachment = { session, principal: who.principal, tty, kind, ...identityOf(who) };
+    const before = conn.attachment;
+    if (before?.lane) before.session.revokeLane(before.lane);
+    // A token is re-checked before each request, which a lane would skip: tokens go the long way.
+    const lane = who.tokenId === null ? session.grantLane(tty) : null;
+    if (lane !== null && !laneWatched.has(conn)) {
+      laneWatched.add(conn);
+      conn.closed.addEventListener("abort", () => {
+        const a = conn.attachment;
+        if (a?.lane) a.session.revokeLane(a.lane);
+      }, { once: true });
+    }
+    conn.attachment = {
+      session,
+      principal: who.principal,
+      tty,
+      kind,
+      ...identityOf(who),
+      lane,
+    };
     const result: AttachResult = {
       session: name,
       principal: who.principal,
@@ -62,6 +83,9 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
       caps_enforced: sandboxCaps(session.confinement).enforced,
       elide_defaults: { ...ELIDE_DEFAULTS },
       channels: [...STATIC_CHANNELS],
+      ...(lane !== null && session.laneSocket !== null
+        ? { lane: { socket: session.laneSocket, ticket: lane } }
+        : {}),
     };
     return result;
   }, false);

@@ -25,6 +25,8 @@ export interface Attachment {
   caps: string[];
   /** The token this attachment used (re-checked before each request), or null. */
   tokenId: string | null;
+  /** Its exec-lane ticket (`session_lane.ts`; null: it has none). */
+  lane?: string | null;
 }
 
 /** What the method handlers need from the kernel. */
