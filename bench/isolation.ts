@@ -3,7 +3,8 @@
  *
  *   deno run -A --unstable-worker-options bench/isolation.ts
  *
- * 1. `exec "1 + 2"` round trip with sessions as processes vs a bare echo server with the same
+ * 1. `exec "1 + 2"` round trip with sessions as processes (by the exec lane, and through the
+ *    kernel alone) vs a bare echo server with the same
  *    framing (target ≤ 4×; the fastest of several echo servers, see `execVsEcho`), alternated in rounds so both see the same load; and, in the same
  *    rounds, the floor of its four hops (`_hop_floor.ts`: the kernel's transport, no work) vs
  *    the echo server's two, and the kernel vs that floor (what the kernel itself adds); and the
@@ -57,13 +58,29 @@ async function main(): Promise<void> {
     const f = await KernelClient.connect({ socket: floorPath });
     const fs = await KernelClient.connect({ socket: socketFloorPath });
     const fd = await KernelClient.connect({ socket: directPath });
-    const { echoMs, echoAll, execMs, floorMs: [floorMs, socketFloorMs, directMs] } =
-      await execVsEcho(echoes.clients, k, [f, fs, fd]);
+    // The same session through the kernel alone (four hops): what the exec lane saves.
+    const viaKernel = await KernelClient.connect({
+      socket: kernelPath,
+      attach: { session: "bench" },
+      lane: false,
+    });
+    const {
+      echoMs,
+      echoAll,
+      execMs,
+      floorMs: [floorMs, socketFloorMs, directMs, kernelRouteMs],
+    } = await execVsEcho(echoes.clients, k, [f, fs, fd, viaKernel]);
+    viaKernel.close();
     f.close();
     fs.close();
     fd.close();
     console.log(echoLine(echoMs, echoAll));
-    line("exec `1 + 2` (session process) vs echo", execMs, echoMs, 4);
+    line("exec `1 + 2` (session process, exec lane) vs echo", execMs, echoMs, 4);
+    console.log(
+      `  the same through the kernel (no lane, four hops) ${(kernelRouteMs * 1000).toFixed(0)} ` +
+        `µs: ${(kernelRouteMs / echoMs).toFixed(2)}× echo; ${k.laneExecs} of the lane client's ` +
+        `execs went by the lane`,
+    );
     console.log(
       `  four-hop floor (relay, no work) ${(floorMs * 1000).toFixed(0)} µs: ` +
         `${(floorMs / echoMs).toFixed(2)}× echo; the kernel is ${(execMs / floorMs).toFixed(2)}× ` +

@@ -261,7 +261,7 @@ export class KernelClient {
       new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), timeout))),
     ]);
     clearTimeout(timer);
-    const claim = { seq, src, ...(position ? { position } : {}) };
+    const claim = { seq, src, instance: lane.instance, ...(position ? { position } : {}) };
     if (outcome === "reroute") return await this.#rpc<T>("exec", { ...params, lane_seq: seq });
     // Stopped waiting: the kernel takes the exec over (the same task; it runs once).
     if (outcome === "timeout") return await this.#rpc<T>("lane.claim", claim);

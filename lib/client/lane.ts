@@ -37,6 +37,8 @@ export class ExecLane {
   readonly #pending = new Map<number, (o: LaneOutcome) => void>();
   #nextId = 1;
   #alive = true;
+  /** The session process this lane speaks to (a claim names it). */
+  instance = "";
 
   private constructor(conn: Deno.UnixConn) {
     this.#conn = conn;
@@ -55,6 +57,7 @@ export class ExecLane {
         ? new Error("the session closed its exec lane")
         : hello.error;
     }
+    lane.instance = String((hello.ok as { instance?: unknown } | null)?.instance ?? "");
     return lane;
   }
 

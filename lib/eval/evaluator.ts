@@ -141,6 +141,9 @@ class EnvMap extends Map<string, string> {
   }
 }
 
+/** Cancel checks between two {@link Evaluator.onBusy} calls (a power of two). */
+const SLOW_CHECK_EVERY = 16384;
+
 /** A Shoal session evaluator. */
 export class Evaluator implements Interp {
   readonly ports: Ports;
@@ -165,6 +168,12 @@ export class Evaluator implements Interp {
    * Events the host injects with `injectUserEvent` never come back through it (no echo).
    */
   onUserEmit: ((channel: string, payload: Value) => void) | null = null;
+  /**
+   * Called every {@link SLOW_CHECK_EVERY} cancel checks: a host whose event loop a busy exec
+   * holds still gets to act now and then (a kernel session tells the kernel what runs).
+   */
+  onBusy: (() => void) | null = null;
+  #checks = 0;
   repl: boolean;
   /** The injected configuration snapshot (`config.get/all`), or null. */
   configSnapshot: RecordV | null;
@@ -241,6 +250,7 @@ export class Evaluator implements Interp {
       this.abort?.abort();
       throw fail("cancelled", "cancelled");
     }
+    if ((++this.#checks & (SLOW_CHECK_EVERY - 1)) === 0) this.onBusy?.();
     // A cancelled spawned task stops at its next check (tasks.ts; one compare when none is).
     checkTaskCancelled();
   }

@@ -32,6 +32,8 @@ export class LaneBook {
   readonly claims = new Map<string, Task>();
   /** The lane task running in the session (null: none). */
   running: Task | null = null;
+  /** Slots its finished tasks gave back, zeroed, not yet lent to the session again. */
+  readonly freed: number[] = [];
 
   constructor(readonly socket: string, slots: number[]) {
     this.slots = slots;

@@ -65,6 +65,8 @@ export const LIFECYCLE_CHANNEL = "session.lifecycle";
 const PTY_CHANNEL_LINGER_MS = 2000;
 /** How long shutdown waits for the session to close its PTYs before killing them from here. */
 const PTY_CLOSE_WAIT_MS = 3000;
+/** How long `laneSync` waits for a busy session. */
+const LANE_SYNC_MS = 100;
 /** Lane sockets made by this kernel (each session's has its own number). */
 let laneSockets = 0;
 
@@ -150,6 +152,9 @@ export class SessionHost {
   readonly ptyChildren = new Map<number, number>();
   /** The exec lane (`lane_book.ts`; null: none — a confined session, or no run directory). */
   #lane: LaneBook | null = null;
+  /** `laneSync` calls waiting for the session's answer. */
+  #syncs = new Map<number, () => void>();
+  #nextSync = 1;
 
   /** Admit a `user.*` channel for this session; false once the bound is reached. */
   admitUserChannel(channel: string): boolean {
@@ -371,10 +376,13 @@ export class SessionHost {
         slots: [...this.#lane.slots],
         principal: this.principal,
         policyFile: this.init.policyFile?.()?.path ?? null,
+        instance: this.instance,
       },
       policyStamp: this.init.policyFile?.()?.stamp ?? "",
     });
-    // A fresh process knows no tickets: the attachments keep theirs.
+    // Every lane slot is lent again (all were zeroed above); a fresh process knows no tickets:
+    // the attachments keep theirs.
+    this.#lane?.freed.splice(0);
     for (const [ticket, tty] of this.#lane?.grants ?? []) {
       this.#post({ t: "lane.grant", ticket, tty });
     }
@@ -427,6 +435,37 @@ export class SessionHost {
     this.bus.publishDerived(this.name, t.channel, STARTED);
   }
 
+  /**
+   * Bring the kernel's view of lane execs up to date (a lane exec's begin and done reach the
+   * kernel just after its client has the answer): ask the session to say what it held back.
+   * Waits at most {@link LANE_SYNC_MS} — a busy session says it when it can.
+   */
+  async laneSync(): Promise<void> {
+    if (this.#lane === null || !this.#live || this.#closed) return;
+    const n = this.#nextSync++;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await new Promise<void>((resolve) => {
+      this.#syncs.set(n, resolve);
+      timer = setTimeout(() => {
+        this.#syncs.delete(n);
+        resolve();
+      }, LANE_SYNC_MS);
+      this.#post({ t: "lane.sync", n });
+    });
+    clearTimeout(timer);
+  }
+
+  /** The error of a lane exec whose process died before it said whether it began. */
+  #laneLost(why: string): RpcErrorObject {
+    return {
+      code: RPC.INTERNAL_ERROR,
+      message: `the session process died while this exec was on its way to it (${why}; the ` +
+        `session was restarted); it may have begun before it died — check its effects, and ` +
+        `send it again if it did not run`,
+      data: { session: this.name, restarted: true, ran: null },
+    };
+  }
+
   /** The exec lane's socket (null: this session has none). */
   get laneSocket(): string | null {
     return this.#lane?.socket ?? null;
@@ -455,7 +494,7 @@ export class SessionHost {
   claimLane(
     ticket: string,
     seq: number,
-    req: { src: string; position: "stmt" | "value"; tty: boolean },
+    req: { src: string; position: "stmt" | "value"; tty: boolean; instance?: string },
   ): Task {
     const lane = this.#lane;
     if (lane === null || !lane.grants.has(ticket)) {
@@ -464,6 +503,11 @@ export class SessionHost {
     const key = laneKey(ticket, seq);
     const known = lane.task(key);
     if (known) return known;
+    if (req.instance !== undefined && req.instance !== this.instance) {
+      // The process the lane spoke to is gone, and it never said it began this exec.
+      const e = this.#laneLost(this.#lost?.reason ?? "it ended");
+      throw new RpcError(e.code, e.message, e.data);
+    }
     const t = this.init.tasks!.create(this.name, req.src, req.position, null, req.tty);
     t.lane = { ticket, seq };
     this.init.journal?.notePrincipal(t, this.principal);
@@ -538,17 +582,13 @@ export class SessionHost {
       this.#terminal(t, "cancelled");
       return;
     }
-    const claimed = this.#lane?.claims;
-    for (const [key, c] of claimed ?? []) {
-      if (c !== t) continue;
-      // Claimed from the lane, not yet begun there nor queued here: it never runs.
-      claimed!.delete(key);
-      t.error = {
-        code: RPC.RAISED,
-        message: `cancelled before it started${why ? `: ${why}` : ""}`,
-        data: { code: "cancelled", ref: null },
-      };
-      this.#terminal(t, "cancelled");
+    if (this.#claimed(t)) {
+      // Claimed from the lane, the session's word not heard yet: it began there (its begin
+      // binds the flag set then) or never will (it ends when the session says so). A session
+      // that cannot even answer is stuck in something that never polls: the ping kills it —
+      // unless a kernel exec is in there, which then holds it (the claim is answered after).
+      t.state = "cancelling";
+      if (this.#running === null) this.#pingAfterCancel(t);
       return;
     }
     if (this.#holds(t)) {
@@ -569,7 +609,12 @@ export class SessionHost {
 
   /** True while `t` is in the session process (running, or waiting there behind a lane exec). */
   #holds(t: Task): boolean {
-    return this.#running === t || this.#lane?.running === t;
+    return this.#running === t || this.#lane?.running === t || this.#claimed(t);
+  }
+
+  /** True while `t` is a claimed lane exec the session has not said it began or left. */
+  #claimed(t: Task): boolean {
+    return t.lane !== null && this.#lane?.claims.get(laneKey(t.lane.ticket, t.lane.seq)) === t;
   }
 
   /**
@@ -616,7 +661,7 @@ export class SessionHost {
    */
   #checkRunning(t: Task, running: number | null, pending: number | null): void {
     const id = t.laneId || t.id;
-    if (!this.#holds(t) || running === id || pending === id) return;
+    if (!this.#holds(t) || this.#claimed(t) || running === id || pending === id) return;
     if (this.#lane?.running === t) this.#lane.running = null;
     else this.#running = null;
     t.error = {
@@ -666,9 +711,14 @@ export class SessionHost {
 
   #terminal(t: Task, state: "completed" | "failed" | "cancelled"): void {
     if (t.slot > 0 && t.laneId !== 0) {
-      // A lane slot goes back to the lane, zeroed before the session may reuse it (D-24).
+      // A lane slot goes back to the lane, zeroed before the session may reuse it (D-24),
+      // half the lane's slots at a time (one message, not one per exec).
       Atomics.store(t.flag!, 0, 0);
-      if (this.#live && !this.#closed) this.#post({ t: "lane.slot", slot: t.slot });
+      const lane = this.#lane!;
+      lane.freed.push(t.slot);
+      if (lane.freed.length >= LANE_SLOTS / 2 && this.#live && !this.#closed) {
+        this.#post({ t: "lane.slots", slots: lane.freed.splice(0) });
+      }
       t.slot = -1;
       t.flag = null;
     } else if (t.slot > 0) {
@@ -699,6 +749,10 @@ export class SessionHost {
         return this.#onDone(m);
       case "lane.begin":
         return this.#laneBegin(m);
+      case "lane.synced":
+        this.#syncs.get(m.n)?.();
+        this.#syncs.delete(m.n);
+        return;
       case "lane.unclaimed": {
         // The session will never run it from the lane: it runs here, in turn.
         const key = laneKey(m.ticket, m.seq);
@@ -706,6 +760,7 @@ export class SessionHost {
         if (!t) return;
         this.#lane!.claims.delete(key);
         this.#queue.push(t);
+        if (t.cancelRequested) return this.cancel(t, "cancelled while its client waited");
         return this.#pump();
       }
       case "reply": {
@@ -927,8 +982,9 @@ export class SessionHost {
     this.#running = null;
     if (this.#lane) this.#lane.running = null;
     this.#queue = [];
+    const unsure = this.#laneLost(why);
     for (const t of victims) {
-      t.error = t === ran ? err : waited;
+      t.error = t === ran ? err : claimed.includes(t) ? unsure : waited;
       this.#terminal(t, t.cancelRequested ? "cancelled" : "failed");
     }
     for (const p of this.#pending.values()) p.reject(new RpcError(err.code, err.message));

@@ -47,6 +47,10 @@ export interface LaneHooks {
   run(req: LaneExec, task: number, slot: number, tty: boolean): Promise<DoneMsg>;
   /** Send a message to the kernel. */
   post(m: FromWorker): void;
+  /** Send a message the kernel need not hear at once (it goes with the next one). */
+  postSoon(m: FromWorker): void;
+  /** Write now what `postSoon` held back. */
+  flush(): void;
 }
 
 interface Grant {
@@ -81,7 +85,12 @@ export class SessionLane {
   #nextId = 1;
   #listener: Deno.Listener | null = null;
 
-  constructor(readonly path: string, slots: number[], readonly hooks: LaneHooks) {
+  constructor(
+    readonly path: string,
+    slots: number[],
+    readonly hooks: LaneHooks,
+    readonly instance: string,
+  ) {
     this.#slots = [...slots];
   }
 
@@ -117,9 +126,9 @@ export class SessionLane {
     }
   }
 
-  /** A cancel slot the kernel zeroed and lends back. */
-  returnSlot(slot: number): void {
-    if (!this.#slots.includes(slot)) this.#slots.push(slot);
+  /** Cancel slots the kernel zeroed and lends back. */
+  returnSlots(slots: number[]): void {
+    for (const slot of slots) if (!this.#slots.includes(slot)) this.#slots.push(slot);
   }
 
   /** An exec of `ticket` reached the session through the kernel. */
@@ -136,7 +145,7 @@ export class SessionLane {
    */
   claim(ticket: string, seq: number): void {
     const g = this.#grants.get(ticket);
-    if (g && seq <= g.lastSeq) return; // begun here (or routed): the kernel has it
+    if (g && seq <= g.lastSeq) return this.hooks.flush(); // begun here (or routed): say so now
     if (g && g.claimed.size < MAX_CLAIMED) g.claimed.add(seq);
     this.hooks.post({ t: "lane.unclaimed", ticket, seq });
   }
@@ -168,7 +177,8 @@ export class SessionLane {
             break;
           }
           grant.conns.add(conn);
-          await answer(m.id, { result: {} });
+          // The process it speaks to: a claim after the lane dropped says which one it was.
+          await answer(m.id, { result: { instance: this.instance } });
           continue;
         }
         if (!this.#grants.has(ticket)) break; // revoked meanwhile
@@ -197,7 +207,9 @@ export class SessionLane {
     g.lastSeq = req.seq;
     const slot = this.#slots.pop()!;
     const task = -(this.#nextId++);
-    this.hooks.post({
+    // Said with the next message, within a few ms, or from the evaluator's busy hook
+    // (`postSoon`): back-to-back short execs reach the kernel a batch per wake-up.
+    this.hooks.postSoon({
       t: "lane.begin",
       ticket,
       seq: req.seq,
@@ -207,9 +219,10 @@ export class SessionLane {
       position: req.position,
     });
     const done = await this.hooks.run(req, task, slot, g.tty);
-    // The client hears first; the kernel's bookkeeping (task, events, journal) follows.
+    // The client hears first; the kernel's bookkeeping (task, events, journal) follows, with
+    // the next message.
     await answer(m.id, done.ok ? { result: done.result } : { error: done.error });
-    this.hooks.post(done);
+    this.hooks.postSoon(done);
   }
 
   /** Stop listening (the process is ending). */

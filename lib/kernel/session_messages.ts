@@ -64,7 +64,14 @@ export interface InitMsg {
    * the cancel slots lent for lane execs, the session's principal (its journal rows), and the
    * policy file whose change sends execs back through the kernel.
    */
-  lane?: { socket: string; slots: number[]; principal: string; policyFile: string | null } | null;
+  lane?: {
+    socket: string;
+    slots: number[];
+    principal: string;
+    policyFile: string | null;
+    /** Names this process (`SessionHost.instance`): a lane claim says which one it spoke to. */
+    instance: string;
+  } | null;
   /** The policy file's signature when the kernel read the policy it sends (`file_watch.ts`). */
   policyStamp?: string;
 }
@@ -81,8 +88,9 @@ export interface PolicyMsg {
 export type LaneMsg =
   | { t: "lane.grant"; ticket: string; tty: boolean }
   | { t: "lane.revoke"; ticket: string }
-  | { t: "lane.slot"; slot: number }
-  | { t: "lane.claim"; ticket: string; seq: number };
+  | { t: "lane.slots"; slots: number[] }
+  | { t: "lane.claim"; ticket: string; seq: number }
+  | { t: "lane.sync"; n: number };
 
 /** Main → worker: run one exec (the main thread keeps the FIFO; one at a time). */
 export interface ExecMsg {
@@ -281,7 +289,8 @@ export type LaneNoticeMsg =
     src: string;
     position: "stmt" | "value";
   }
-  | { t: "lane.unclaimed"; ticket: string; seq: number };
+  | { t: "lane.unclaimed"; ticket: string; seq: number }
+  | { t: "lane.synced"; n: number };
 
 /**
  * Worker → main: one journal intake line for the kernel to write (a confined session cannot

@@ -168,7 +168,42 @@ const lineEncoder = new TextEncoder();
 
 /** Send one message to the kernel: one whole line on stdout, written before this returns. */
 function post(m: FromWorker): void {
-  const bytes = lineEncoder.encode(JSON.stringify(m) + "\n");
+  const text = deferred + JSON.stringify(m) + "\n";
+  deferred = "";
+  clearTimeout(deferTimer);
+  const bytes = lineEncoder.encode(text);
+  for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
+}
+
+/** Lines held back by {@link postSoon}, written before the next message. */
+let deferred = "";
+let deferredAt = 0;
+let deferTimer: ReturnType<typeof setTimeout> | undefined;
+/** How long a held-back line waits for company at most. */
+const DEFER_MS = 5;
+
+/**
+ * Send a message the kernel need not hear at once — a lane exec's begin and done: an exec that
+ * ends within {@link DEFER_MS} costs the kernel one wake-up after its client has the answer,
+ * not two while the client waits (measured: 104–112 µs → 80 µs a lane exec on the 2-core
+ * machine). It goes with the next message (a child, a journal request: whatever names the
+ * task reaches the kernel after its begin), when the timer fires, or — an exec that holds the
+ * event loop — from the evaluator's busy hook, so a spinning exec is a task the kernel can
+ * cancel through its flag within a few milliseconds.
+ */
+function postSoon(m: FromWorker): void {
+  if (deferred === "") deferredAt = performance.now();
+  deferred += JSON.stringify(m) + "\n";
+  clearTimeout(deferTimer);
+  deferTimer = setTimeout(flushDeferred, DEFER_MS);
+}
+
+/** Write what {@link postSoon} held back. */
+function flushDeferred(): void {
+  clearTimeout(deferTimer);
+  if (deferred === "") return;
+  const bytes = lineEncoder.encode(deferred);
+  deferred = "";
   for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
 }
 
@@ -262,6 +297,10 @@ async function init(m: InitMsg): Promise<void> {
     },
   });
   installHooks({ gateProgram });
+  // A busy exec still lets the kernel hear that it runs (`postSoon`).
+  ev.onBusy = () => {
+    if (deferred !== "" && performance.now() - deferredAt >= DEFER_MS) flushDeferred();
+  };
   // Language `channel("user.x").emit(v)` → the kernel bus, as a bounded tagged wire payload.
   ev.onUserEmit = (channel, payload) => {
     const wire = elide(payload, `shoal://events/${channel}`, resolveBudget(null), outcomeOut);
@@ -283,7 +322,7 @@ async function init(m: InitMsg): Promise<void> {
   if (m.lane) {
     policyFile = m.lane.policyFile;
     lanePrincipal = m.lane.principal;
-    lane = new SessionLane(m.lane.socket, m.lane.slots, laneHooks);
+    lane = new SessionLane(m.lane.socket, m.lane.slots, laneHooks, m.lane.instance);
     try {
       lane.listen();
     } catch (e) {
@@ -458,6 +497,8 @@ let policyStamp = "";
 
 /** Run a kernel exec and post its done, then whatever waited behind it. */
 async function runExec(m: ExecMsg): Promise<void> {
+  // What a lane exec held back is said first: this exec may hold the event loop for good.
+  flushDeferred();
   if (m.lane) lane?.seen(m.lane.ticket, m.lane.seq);
   if (inExec) {
     pendingKernel = m;
@@ -497,6 +538,8 @@ const laneHooks: LaneHooks = {
   busy: () => inExec || pendingKernel !== null,
   policyFresh: () => policyFile === null || fileStamp(policyFile) === policyStamp,
   post,
+  postSoon,
+  flush: flushDeferred,
   async run(req, task, slot, tty) {
     const m: ExecMsg = {
       t: "exec",
@@ -1104,8 +1147,10 @@ function dispatch(m: ToWorker): void {
       return lane?.grant(m.ticket, m.tty);
     case "lane.revoke":
       return lane?.revoke(m.ticket);
-    case "lane.slot":
-      return lane?.returnSlot(m.slot);
+    case "lane.slots":
+      return lane?.returnSlots(m.slots);
+    case "lane.sync": // what the lane held back, then the answer: the kernel is up to date
+      return post({ t: "lane.synced", n: m.n });
     case "lane.claim":
       if (lane) lane.claim(m.ticket, m.seq);
       else post({ t: "lane.unclaimed", ticket: m.ticket, seq: m.seq });

@@ -115,6 +115,19 @@ Deno.test("a lane exec that outlives its timeout is a task the kernel took over,
     assertEquals(end.state, "cancelled");
     assert(Date.now() - t0 < 1000, `cancelled in ${Date.now() - t0} ms`);
     assertEquals((await c.call<Exec>("exec", { src: "kept", position: "value" })).value.v, 5);
+    // Stuck in native code that never polls (a catastrophic regex): the kernel never heard it
+    // begin, yet its cancel ends it within 1 s — by killing the session.
+    const stuck = await c.call<R>("exec", {
+      src: `"${"a".repeat(60)}!".replace(re"^(a|aa)+$", "x")`,
+      timeout_ms: 100,
+    });
+    assertEquals(stuck.timed_out, true);
+    const t1 = Date.now();
+    await c.call("task.cancel", { task: stuck.task });
+    const gone = await c.call<R>("task.await", { task: stuck.task, timeout_ms: 5000 });
+    assertEquals(gone.state, "cancelled");
+    assert(Date.now() - t1 < 1000, `cancelled in ${Date.now() - t1} ms`);
+    assertEquals((await c.call<Exec>("exec", { src: "2 + 2", position: "value" })).value.v, 4);
     c.close();
   });
 });

@@ -9,7 +9,7 @@ import { RPC, RpcError } from "../../client/errors.ts";
 import type { Lease } from "../quotas.ts";
 import type { Subscription } from "../event_bus.ts";
 import { invalid, optUint, reqString } from "./params.ts";
-import { att, type Conn, type KernelServices, type P, type Register } from "./types.ts";
+import { att, type Conn, type KernelServices, laneSynced, type P, type Register } from "./types.ts";
 import { APPROVAL_SCOPE } from "../leash_service.ts";
 
 /** Largest client-published event payload (compact JSON characters). */
@@ -58,6 +58,7 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
   };
 
   add("events.read", async (p, conn) => {
+    await laneSynced(conn);
     const channel = validChannel(p, "events.read");
     checkPtyChannel(k, channel, conn);
     const since = p.since === undefined || p.since === null ? null : optUint(p, "since")!;
@@ -103,7 +104,8 @@ export function addEventMethods(add: Register, k: KernelServices): () => number 
     return { channel, seq: e.seq, ts: e.ts };
   });
 
-  add("events.subscribe", (p, conn) => {
+  add("events.subscribe", async (p, conn) => {
+    await laneSynced(conn);
     const channel = validChannel(p, "events.subscribe");
     checkPtyChannel(k, channel, conn);
     const since = p.since === undefined || p.since === null ? null : optUint(p, "since")!;

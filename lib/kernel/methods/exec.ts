@@ -133,7 +133,8 @@ export function addExecMethods(add: Register, k: KernelServices): void {
       throw invalid(`position must be stmt or value (got ${position})`);
     }
     if (!a.lane) throw invalid("this attachment has no exec lane to claim from");
-    const t = a.session.claimLane(a.lane, seq, { src, position, tty: a.tty });
+    const instance = optString(p, "instance");
+    const t = a.session.claimLane(a.lane, seq, { src, position, tty: a.tty, instance });
     if (!(optBool(p, "wait") ?? false)) return { task: t.ref, events: t.channel, timed_out: true };
     if (t.finished && t.result === null && t.error === null) {
       throw new RpcError(

@@ -14,7 +14,7 @@ import { parseRpcError } from "../parse_error.ts";
 import { complete } from "../../eval/complete.ts";
 import { sandboxCaps } from "../session_sandbox.ts";
 import { invalid, optBool, optString, optUint, reqString } from "./params.ts";
-import { att, type KernelServices, type P, type Register } from "./types.ts";
+import { att, type KernelServices, laneSynced, type P, type Register } from "./types.ts";
 import type { Identity } from "../leash_service.ts";
 import type { SessionHost } from "../session_host.ts";
 import { localPrincipal } from "../../leash/mod.ts";
@@ -51,6 +51,7 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
     const tty = optBool(c, "tty") ?? false;
     const who = k.leash ? await k.leash.identify(token) : noLeash(token);
     const session = await k.session(name, who.principal, cwd);
+    await session.laneSync(); // its facts as of the last lane exec
     const before = conn.attachment;
     if (before?.lane) before.session.revokeLane(before.lane);
     // A token is re-checked before each request, which a lane would skip: tokens go the long way.
@@ -95,10 +96,14 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
   // The worker reads the session's scopes and lock (no probe, no hash, no subprocess).
   add("session.reef", (_p, conn) => att(conn).session.request("reef", {}));
 
-  add("session.cwd", (_p, conn) => ({ display: att(conn).session.facts.cwd }));
+  add("session.cwd", async (_p, conn) => {
+    await laneSynced(conn);
+    return { display: att(conn).session.facts.cwd };
+  });
 
-  add("parse", (p, conn) => {
+  add("parse", async (p, conn) => {
     const src = reqString(p, "src", "parse");
+    await laneSynced(conn); // the names the last lane exec bound
     const names = conn.attachment?.session.facts.names;
     try {
       const ast = parse(src, names ? bindingContext(names) : {});

@@ -8,7 +8,7 @@
 import { RPC, RpcError } from "../../client/errors.ts";
 import type { Task } from "../tasks.ts";
 import { optUint, reqString, sleep, untilClosed } from "./params.ts";
-import { att, type Conn, type KernelServices, type P, type Register } from "./types.ts";
+import { att, type Conn, type KernelServices, laneSynced, type P, type Register } from "./types.ts";
 
 function taskOf(k: KernelServices, p: P, conn: Conn, method: string): Task {
   const ref = reqString(p, "task", method);
@@ -19,11 +19,18 @@ function taskOf(k: KernelServices, p: P, conn: Conn, method: string): Task {
 
 /** Add the task family. */
 export function addTaskMethods(add: Register, k: KernelServices): void {
-  add("task.list", (_p, conn) => k.tasks.list(att(conn).session.name).map((t) => t.record()));
+  add("task.list", async (_p, conn) => {
+    await laneSynced(conn);
+    return k.tasks.list(att(conn).session.name).map((t) => t.record());
+  });
 
-  add("task.get", (p, conn) => taskOf(k, p, conn, "task.get").record());
+  add("task.get", async (p, conn) => {
+    await laneSynced(conn);
+    return taskOf(k, p, conn, "task.get").record();
+  });
 
   add("task.await", async (p, conn) => {
+    await laneSynced(conn);
     const t = taskOf(k, p, conn, "task.await");
     const timeoutMs = optUint(p, "timeout_ms");
     // Bounded by the connection: a vanished client does not keep waiting.

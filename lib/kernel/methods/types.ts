@@ -94,3 +94,12 @@ export function registrar(
 export function att(conn: Conn): Attachment {
   return conn.attachment!;
 }
+
+/**
+ * Before a read of task or event state: what this attachment's lane execs did is known here
+ * (a lane exec's client has its answer a moment before the kernel hears of it).
+ */
+export async function laneSynced(conn: Conn): Promise<void> {
+  const a = conn.attachment;
+  if (a?.lane) await a.session.laneSync();
+}
