@@ -9,8 +9,11 @@
 
 import type { Task } from "./tasks.ts";
 
-/** Cancel slots a session's lane holds (one a lane exec; the rest cover their hand-back). */
-export const LANE_SLOTS = 8;
+/**
+ * Cancel slots a session's lane holds: one per lane exec until the kernel has heard it ended
+ * and zeroed it; the session reports in batches (`postSoon`), so enough for a batch or two.
+ */
+export const LANE_SLOTS = 32;
 
 /** Finished lane tasks remembered for a late claim (most recent first out of the bound). */
 const MAX_REMEMBERED = 256;

@@ -92,7 +92,11 @@ export class SessionLane {
     readonly instance: string,
   ) {
     this.#slots = [...slots];
+    this.#low = Math.floor(slots.length / 2);
   }
+
+  /** Below this many free slots the held-back reports go now (the kernel lends them back). */
+  readonly #low: number;
 
   /** Listen on the lane socket (a stale one of a dead predecessor is replaced). */
   listen(): void {
@@ -206,6 +210,7 @@ export class SessionLane {
     }
     g.lastSeq = req.seq;
     const slot = this.#slots.pop()!;
+    if (this.#slots.length < this.#low) this.hooks.flush();
     const task = -(this.#nextId++);
     // Said with the next message, within a few ms, or from the evaluator's busy hook
     // (`postSoon`): back-to-back short execs reach the kernel a batch per wake-up.
