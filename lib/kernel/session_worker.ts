@@ -297,9 +297,12 @@ async function init(m: InitMsg): Promise<void> {
     },
   });
   installHooks({ gateProgram });
-  // A busy exec still lets the kernel hear that it runs (`postSoon`).
+  // A busy exec still lets the kernel hear that it runs (`postSoon`), and — one that computes
+  // for long without waiting on anything (the out-of-memory reproduction) — logs its running
+  // row, so a crash leaves it `unfinished` in the journal rather than absent.
   ev.onBusy = () => {
     if (deferred !== "" && performance.now() - deferredAt >= DEFER_MS) flushDeferred();
+    execLog?.begun();
   };
   // Language `channel("user.x").emit(v)` → the kernel bus, as a bounded tagged wire payload.
   ev.onUserEmit = (channel, payload) => {

@@ -156,6 +156,20 @@ Deno.test("a killed session's open exec is journaled unfinished", async () => {
   });
 });
 
+Deno.test("an exec that computes until it runs out of memory is journaled unfinished", async () => {
+  // It never waits on anything, so only the evaluator's busy hook logs its running row.
+  await withJournaledKernel(async (k) => {
+    const c = await client(k.path);
+    const e = await rpcError(c.call("exec", { src: HOG }));
+    assertMatch(e.message, /ran out of memory/);
+    const rows = await c.call<{ src: string; state: string }[]>("journal.query", {});
+    const row = rows.find((r) => r.src === HOG);
+    assert(row, `no journal row for the exec that died in ${JSON.stringify(rows)}`);
+    assertEquals(row.state, "unfinished");
+    c.close();
+  }, { sessionMemoryMb: 256 });
+});
+
 Deno.test("with the journal on, the session that died answers its next exec at once", async () => {
   // The fresh process opens its journal before it is ready; an exec sent to it sooner was lost
   // (the task stayed running, and cancelling it left it `cancelling`, for good).
