@@ -226,22 +226,27 @@ function taskState(t: Value): TaskState {
 
 registerBuiltin(
   "jobs",
-  doc("jobs -> table", "the tasks started in this session (cmd &, spawn { … })", {
-    structured: false,
-    run: (ctx) =>
-      new TableV(ctx.ev.tasks.map((t) => {
-        const s = taskState(t);
-        return new RecordV(
-          new Map<string, Value>([
-            ["id", t.id],
-            ["desc", t.desc],
-            ["state", s.done ? (s.error ? "failed" : "done") : "running"],
-            ["done", s.done],
-            ["suspended", s.suspended === true],
-          ]),
-        );
-      })),
-  }),
+  doc(
+    "jobs -> table",
+    "the tasks this code started (cmd &, spawn { … }); the kernel's tasks — background execs, " +
+      "shoal_exec {background: true} — are listed by task.list, and by the resource shoal://jobs",
+    {
+      structured: false,
+      run: (ctx) =>
+        new TableV(ctx.ev.tasks.map((t) => {
+          const s = taskState(t);
+          return new RecordV(
+            new Map<string, Value>([
+              ["id", t.id],
+              ["desc", t.desc],
+              ["state", s.done ? (s.error ? "failed" : "done") : "running"],
+              ["done", s.done],
+              ["suspended", s.suspended === true],
+            ]),
+          );
+        })),
+    },
+  ),
 );
 
 const awaitTask = (_ip: unknown, recv: Value, args: MethodArgs): MaybePromise<Value> => {
