@@ -65,6 +65,8 @@ export const LIFECYCLE_CHANNEL = "session.lifecycle";
 const PTY_CHANNEL_LINGER_MS = 2000;
 /** How long shutdown waits for the session to close its PTYs before killing them from here. */
 const PTY_CLOSE_WAIT_MS = 3000;
+/** Claimed lane execs a session holds unanswered at most (D-31: bounded queues). */
+const MAX_LANE_CLAIMS = 1024;
 /** How long `laneSync` waits for a busy session. */
 const LANE_SYNC_MS = 100;
 /** Lane sockets made by this kernel (each session's has its own number). */
@@ -494,7 +496,14 @@ export class SessionHost {
   claimLane(
     ticket: string,
     seq: number,
-    req: { src: string; position: "stmt" | "value"; tty: boolean; instance?: string },
+    req: {
+      src: string;
+      position: "stmt" | "value";
+      tty: boolean;
+      instance?: string;
+      /** Called (it may throw: a quota) before a new task is made for the claim. */
+      onNew?: () => void;
+    },
   ): Task {
     const lane = this.#lane;
     if (lane === null || !lane.grants.has(ticket)) {
@@ -508,6 +517,15 @@ export class SessionHost {
       const e = this.#laneLost(this.#lost?.reason ?? "it ended");
       throw new RpcError(e.code, e.message, e.data);
     }
+    if (lane.claims.size >= MAX_LANE_CLAIMS) {
+      throw new RpcError(
+        RPC.INTERNAL_ERROR,
+        `session "${this.visibleName}" already has ${MAX_LANE_CLAIMS} lane execs claimed and ` +
+          `not yet answered; await or cancel some before claiming more`,
+        { claimed: lane.claims.size, limit: MAX_LANE_CLAIMS },
+      );
+    }
+    req.onNew?.();
     const t = this.init.tasks!.create(this.name, req.src, req.position, null, req.tty);
     t.lane = { ticket, seq };
     this.init.journal?.notePrincipal(t, this.principal);

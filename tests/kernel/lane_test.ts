@@ -165,7 +165,7 @@ async function rawLane(socket: string, frames: R[]): Promise<R[]> {
   return out;
 }
 
-Deno.test("the lane serves only live tickets; tokens and unconfined-only rules hold", async () => {
+Deno.test("the lane serves only live tickets; a kernel without lanes offers none", async () => {
   await withKernel(async (k) => {
     const c = await client(k.path);
     await laneOpen(c);
@@ -196,8 +196,36 @@ Deno.test("the lane serves only live tickets; tokens and unconfined-only rules h
   await withKernel(async (k) => {
     const c = await client(k.path);
     assertEquals(c.attached?.lane, undefined);
+    const none = await rpcError(c.call("lane.claim", { seq: 1, src: "1" }));
+    assertEquals(none.code, RPC.INVALID_PARAMS);
+    assertMatch(none.message, /no exec lane/);
     c.close();
   }, { lane: false });
+});
+
+Deno.test("lane claims are bounded and bad ones are refused with a clear error", async () => {
+  await withKernel(async (k) => {
+    const c = await client(k.path);
+    await laneOpen(c);
+    const bad = await rpcError(c.call("lane.claim", { src: "1" }));
+    assertEquals(bad.code, RPC.INVALID_PARAMS);
+    assertMatch(bad.message, /needs `seq`/);
+    // While the session spins, claims it cannot answer pile up — to a bound.
+    const spin = await c.call<R>("exec", { src: "while true {}", background: true });
+    await waitFor(
+      async () => (await c.call<R>("task.get", { task: spin.task })).state === "running",
+      5000,
+      "the spin",
+    );
+    let refused: Error | null = null;
+    for (let seq = 1000; seq < 1000 + 1100 && refused === null; seq++) {
+      await c.call("lane.claim", { seq, src: "1" }).catch((e) => (refused = e));
+    }
+    assertMatch(String((refused as Error | null)?.message), /1024 lane execs claimed/);
+    await c.call("task.cancel", { task: spin.task });
+    assertEquals((await c.call<R>("task.await", { task: spin.task })).state, "cancelled");
+    c.close();
+  });
 });
 
 Deno.test("a policy edit reaches the very next lane exec", async () => {

@@ -148,6 +148,10 @@ Deno.test("Leash over a real socket", opts, async (t) => {
       assertEquals(a.caps.opaque, "approval_required");
       assertEquals([a.caps.policy_principal, a.caps.approver], ["agent:narrow", false]);
       assertEquals(human.attached!.caps.tier, null, "the person's policy restricts nothing");
+      // The exec lane (issue 16): the tokenless person gets one; a token (re-checked before
+      // every request) and a confined session never do.
+      assert(human.attached!.lane?.ticket, "the person's attachment has a lane");
+      assertEquals([narrow.attached!.lane, lead.attached!.lane], [undefined, undefined]);
       assertEquals(lead.attached!.caps.approver, true);
       assertEquals(ghost.attached!.caps.policy_principal, null);
       assertEquals(ghost.attached!.caps.opaque, "deny");
