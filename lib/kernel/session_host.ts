@@ -421,12 +421,10 @@ export class SessionHost {
     let t = lane.claims.get(key);
     lane.claims.delete(key);
     if (!t) {
-      t = this.init.tasks!.create(this.name, m.src, m.position, null, lane.grants.get(m.ticket)!);
+      t = this.#laneTask(m.ticket, m.seq, m.src, m.position, lane.grants.get(m.ticket)!);
       t.keepResult = false; // its client hears the result on the lane
-      this.init.journal?.notePrincipal(t, this.principal);
     }
     t.laneId = m.task;
-    t.lane = { ticket: m.ticket, seq: m.seq };
     t.slot = m.slot;
     t.flag = this.#slots.flag(m.slot);
     if (t.cancelRequested) Atomics.store(t.flag, 0, 1);
@@ -435,6 +433,20 @@ export class SessionHost {
     lane.running = t;
     lane.remember(key, t);
     this.bus.publishDerived(this.name, t.channel, STARTED);
+  }
+
+  /** A task for lane exec `seq` of `ticket`, its journal row in the session principal's name. */
+  #laneTask(
+    ticket: string,
+    seq: number,
+    src: string,
+    position: "stmt" | "value",
+    tty: boolean,
+  ): Task {
+    const t = this.init.tasks!.create(this.name, src, position, null, tty);
+    t.lane = { ticket, seq };
+    this.init.journal?.notePrincipal(t, this.principal);
+    return t;
   }
 
   /**
@@ -526,9 +538,7 @@ export class SessionHost {
       );
     }
     req.onNew?.();
-    const t = this.init.tasks!.create(this.name, req.src, req.position, null, req.tty);
-    t.lane = { ticket, seq };
-    this.init.journal?.notePrincipal(t, this.principal);
+    const t = this.#laneTask(ticket, seq, req.src, req.position, req.tty);
     lane.claims.set(key, t);
     if (this.#live) this.#post({ t: "lane.claim", ticket, seq });
     else {
@@ -617,7 +627,7 @@ export class SessionHost {
       }
       t.state = "cancelling";
       Atomics.store(t.flag!, 0, 1);
-      this.#post({ t: "cancel", task: t.laneId || t.id });
+      this.#post({ t: "cancel", task: t.sessionId });
       // A kernel exec waiting in the session behind a lane exec is dropped when the session
       // reads the cancel; a ping would only time out behind a busy lane exec.
       if (this.#running === t && this.#lane?.running) return;
@@ -678,7 +688,7 @@ export class SessionHost {
    * `cancelling` forever — fail it and go on with the queue.
    */
   #checkRunning(t: Task, running: number | null, pending: number | null): void {
-    const id = t.laneId || t.id;
+    const id = t.sessionId;
     if (!this.#holds(t) || this.#claimed(t) || running === id || pending === id) return;
     if (this.#lane?.running === t) this.#lane.running = null;
     else this.#running = null;
@@ -836,7 +846,7 @@ export class SessionHost {
         return;
       case "child": {
         const t = m.task < 0 ? this.#lane?.byId(m.task) : this.#running;
-        if (!t || (t.id !== m.task && t.laneId !== m.task)) return;
+        if (!t || t.sessionId !== m.task) return;
         if (m.live) {
           t.pgids.add(m.pgid);
           // A task suspended while between children stops its next child too.
@@ -899,7 +909,7 @@ export class SessionHost {
     const n = typeof ref === "string" ? Number(/^out:([0-9]+)$/.exec(ref)?.[1] ?? 0) : 0;
     if (n > this.#lastOut) this.#lastOut = n;
     if (m.facts) this.facts = m.facts;
-    if (t && (t.id === m.task || t.laneId === m.task)) {
+    if (t && t.sessionId === m.task) {
       const complete = () => {
         if (m.ok) {
           t.resultRef = m.result.ref;
@@ -987,7 +997,7 @@ export class SessionHost {
         `${lost}); send it again if it still makes sense`,
       data: { session: this.name, restarted: true, ran: false },
     };
-    const claimed = [...this.#lane?.claims.values() ?? []];
+    const claimed = new Set(this.#lane?.claims.values());
     this.#lane?.claims.clear();
     // A kernel exec waiting behind a lane exec had not started: it did not run either.
     const ran = laneRunning ?? this.#running;
@@ -1002,7 +1012,7 @@ export class SessionHost {
     this.#queue = [];
     const unsure = this.#laneLost(why);
     for (const t of victims) {
-      t.error = t === ran ? err : claimed.includes(t) ? unsure : waited;
+      t.error = t === ran ? err : claimed.has(t) ? unsure : waited;
       this.#terminal(t, t.cancelRequested ? "cancelled" : "failed");
     }
     for (const p of this.#pending.values()) p.reject(new RpcError(err.code, err.message));
@@ -1055,18 +1065,17 @@ export class SessionHost {
     }
     this.#closed = true;
     for (const t of [...this.#queue, ...this.#lane?.claims.values() ?? []]) this.cancel(t);
-    const lr = this.#lane?.running ?? null;
-    if (lr) this.cancel(lr);
-    const r = this.#running ?? lr;
-    if (r) {
-      this.cancel(r);
+    // What is in the process: its running exec, and a kernel exec waiting behind a lane one.
+    const inside = [this.#lane?.running, this.#running].filter((t): t is Task => !!t);
+    if (inside.length > 0) {
+      for (const t of inside) this.cancel(t);
       let timer: ReturnType<typeof setTimeout> | undefined;
       await Promise.race([
-        r.done,
+        Promise.all(inside.map((t) => t.done)),
         new Promise<void>((res) => (timer = setTimeout(res, graceMs))),
       ]);
       clearTimeout(timer);
-      for (const g of r.pgids) killGroup(g);
+      for (const t of inside) for (const g of t.pgids) killGroup(g);
     }
     for (const timer of this.#pings.values()) clearTimeout(timer);
     this.#pings.clear();
@@ -1082,8 +1091,8 @@ export class SessionHost {
       p.reject(new RpcError(RPC.INTERNAL_ERROR, "kernel shutting down"));
     }
     this.#pending.clear();
-    for (const t of [this.#running, lr]) {
-      if (t && !t.finished) {
+    for (const t of inside) {
+      if (!t.finished) {
         t.error = { code: RPC.INTERNAL_ERROR, message: "kernel shutting down" };
         this.#terminal(t, "cancelled");
       }

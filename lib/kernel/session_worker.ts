@@ -166,19 +166,24 @@ function sweepStrays(): void {
 
 const lineEncoder = new TextEncoder();
 
-/** Send one message to the kernel: one whole line on stdout, written before this returns. */
+/** Write message lines to the kernel, whole, before this returns. */
+function writeLines(text: string): void {
+  const bytes = lineEncoder.encode(text);
+  for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
+}
+
+/** Send one message to the kernel (after what {@link postSoon} held back). */
 function post(m: FromWorker): void {
   const text = deferred + JSON.stringify(m) + "\n";
   deferred = "";
-  clearTimeout(deferTimer);
-  const bytes = lineEncoder.encode(text);
-  for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
+  writeLines(text);
 }
 
 /** Lines held back by {@link postSoon}, written before the next message. */
 let deferred = "";
 let deferredAt = 0;
-let deferTimer: ReturnType<typeof setTimeout> | undefined;
+/** The pending flush (one at a time: a timer set and cleared per message still wakes the loop). */
+let deferTimer: ReturnType<typeof setTimeout> | null = null;
 /** How long a held-back line waits for company at most. */
 const DEFER_MS = 5;
 
@@ -194,17 +199,18 @@ const DEFER_MS = 5;
 function postSoon(m: FromWorker): void {
   if (deferred === "") deferredAt = performance.now();
   deferred += JSON.stringify(m) + "\n";
-  clearTimeout(deferTimer);
-  deferTimer = setTimeout(flushDeferred, DEFER_MS);
+  deferTimer ??= setTimeout(() => {
+    deferTimer = null;
+    flushDeferred();
+  }, DEFER_MS);
 }
 
 /** Write what {@link postSoon} held back. */
 function flushDeferred(): void {
-  clearTimeout(deferTimer);
   if (deferred === "") return;
-  const bytes = lineEncoder.encode(deferred);
+  const text = deferred;
   deferred = "";
-  for (let off = 0; off < bytes.length;) off += Deno.stdout.writeSync(bytes.subarray(off));
+  writeLines(text);
 }
 
 function appendBounded(buf: string, text: string): string {

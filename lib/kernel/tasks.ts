@@ -62,6 +62,11 @@ export class Task {
   laneId = 0;
   /** Its attachment's lane ticket and its exec seq there (null: no lane). */
   lane: { ticket: string; seq: number } | null = null;
+
+  /** The id its session process knows it by (a lane exec's own, else the kernel's). */
+  get sessionId(): number {
+    return this.laneId || this.id;
+  }
   readonly done: Promise<void>;
   #resolve!: () => void;
 

@@ -9,12 +9,7 @@
 
 /** A file's signature now, as text (`""`: absent or unreadable); another process compares it. */
 export function fileStamp(path: string): string {
-  try {
-    const s = Deno.statSync(path);
-    return `${s.ino ?? 0}:${s.size}:${s.mtime?.getTime() ?? 0}:${s.ctime?.getTime() ?? 0}`;
-  } catch {
-    return "";
-  }
+  return new FileVersion(path).stamp;
 }
 
 /** Tracks one file's signature: `changed()` is true once per change. */
@@ -29,7 +24,7 @@ export class FileVersion {
     this.changed();
   }
 
-  /** The signature seen by the last `changed()`, as {@link fileStamp} writes it. */
+  /** The signature seen by the last `changed()` (`""`: absent or unreadable). */
   get stamp(): string {
     if (Number.isNaN(this.#ino)) return "";
     return `${this.#ino}:${this.#size}:${this.#mtime}:${this.#ctime}`;

@@ -135,13 +135,10 @@ export function addExecMethods(add: Register, k: KernelServices): void {
     if (!a.lane) throw invalid("this attachment has no exec lane to claim from");
     const instance = optString(p, "instance");
     // A claim the session leaves to the kernel is a task like a queued exec: same quota.
-    let lease: { release(): void } | null = null;
-    const onNew = () => void (lease = k.quotas.take(a.principal, "tasks"));
+    const leases: Array<{ release(): void }> = [];
+    const onNew = () => void leases.push(k.quotas.take(a.principal, "tasks"));
     const t = a.session.claimLane(a.lane, seq, { src, position, tty: a.tty, instance, onNew });
-    if (lease !== null) {
-      const held: { release(): void } = lease;
-      void t.done.finally(() => held.release());
-    }
+    for (const lease of leases) void t.done.finally(() => lease.release());
     if (!(optBool(p, "wait") ?? false)) return { task: t.ref, events: t.channel, timed_out: true };
     if (t.finished && t.result === null && t.error === null) {
       throw new RpcError(
