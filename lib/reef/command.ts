@@ -110,6 +110,29 @@ async function viewFor(
 }
 
 /**
+ * A head Reef leaves alone: its `path` is looked up when first read. A spawn never reads it —
+ * the process layer resolves the same name on the same PATH itself — so a spawn walks PATH
+ * once, not twice (each walk a stat per entry).
+ */
+function ambient(
+  via: "explicit" | "path",
+  head: string,
+  pathEnv: string | undefined,
+  cwd: string,
+): CommandResolution {
+  let path: string | null | undefined;
+  return {
+    via,
+    get path() {
+      return path === undefined ? (path = which(head, pathEnv, cwd)) : path;
+    },
+    childPath: undefined,
+    blake3: null,
+    binding: null,
+  };
+}
+
+/**
  * Resolve a command head for a spawn. Throws `ReefError` for a constrained head Reef cannot
  * bind (`reef_unlocked`, `reef_drift`, `reef_conflict`, `reef_not_found`, `reef_provider`).
  */
@@ -118,27 +141,11 @@ export async function resolveCommand(
   ctx: ReefContext,
 ): Promise<CommandResolution> {
   const pathEnv = ctx.env.PATH;
-  if (head.includes("/")) {
-    return {
-      via: "explicit",
-      path: which(head, pathEnv, ctx.cwd),
-      childPath: undefined,
-      blake3: null,
-      binding: null,
-    };
-  }
+  if (head.includes("/")) return ambient("explicit", head, pathEnv, ctx.cwd);
   const chain = chainOf(ctx);
   const entries = chain.scopes.length === 0 ? null : lockEntries(chain);
   const binding = entries === null ? null : await resolveTool(head, ctx, chain, entries);
-  if (binding === null) {
-    return {
-      via: "path",
-      path: which(head, pathEnv, ctx.cwd),
-      childPath: undefined,
-      blake3: null,
-      binding: null,
-    };
-  }
+  if (binding === null) return ambient("path", head, pathEnv, ctx.cwd);
   // A fresh interactive lock rewrote the file: the view binds what it holds now.
   const now = entries!.get(head) === binding.entry ? entries! : lockEntries(chain);
   const view = await viewFor(binding, chain, ctx, now);
