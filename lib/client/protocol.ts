@@ -93,7 +93,16 @@ export interface ExecParams {
 /** `exec` result: inline value, or a task handle. */
 export type ExecResult =
   | { ref: string; uri: string; value: unknown; render: string }
-  | { task: string; events: string; timed_out?: boolean };
+  | {
+    task: string;
+    events: string;
+    timed_out?: boolean;
+    /** With `timed_out`: the task's state then. */
+    state?: TaskState;
+    /** A queued task: the task it waits behind, and how long that one has run (ms). */
+    behind?: string;
+    behind_ms?: number;
+  };
 
 /** Task states. */
 export type TaskState = "queued" | "running" | "cancelling" | "completed" | "failed" | "cancelled";

@@ -732,6 +732,11 @@ export class SessionHost {
     return this.#running;
   }
 
+  /** The task this session is running now, by either route (a queued exec waits behind it). */
+  get busyWith(): Task | null {
+    return this.#lane?.running ?? this.#running;
+  }
+
   /** Tasks waiting behind the running one. */
   get queued(): number {
     return this.#queue.length;

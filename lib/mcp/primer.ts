@@ -25,6 +25,8 @@ export async function instructions(budgetMs: number): Promise<string> {
   return "Tools: shoal_exec {src} runs Shoal source and returns its value; the text of each " +
     "result says what it is and what to call next. A value too big to show comes with a " +
     "shoal_get call that pages it. Work still running after the wait budget " +
-    `(${budget}) comes back as a task: shoal_wait {task} waits for it, shoal_cancel stops it. ` +
+    `(${budget}) comes back as a task: shoal_wait {task} waits for it, shoal_cancel stops it; ` +
+    "a session runs one exec at a time, so a later exec waits until it ends (a program that " +
+    "must run alongside your calls: shoal_pty_open). " +
     `This primer is also the resource ${PRIMER_URI}.\n\n` + await primerText();
 }

@@ -281,6 +281,15 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       assertEquals(inline.value, { $: "int", v: 5 });
       const slow = await c.call<R>("exec", { src: "sleep 2s", timeout_ms: 50 });
       assertEquals(slow.timed_out, true);
+      assertEquals(slow.state, "running");
+      assertEquals(slow.behind, undefined);
+      // Queued behind it: the handle names the task ahead and how long that one has run.
+      const queued = await c.call<R>("exec", { src: "8", timeout_ms: 50 });
+      assertEquals([queued.timed_out, queued.state, queued.behind], [true, "queued", slow.task]);
+      assert(
+        typeof queued.behind_ms === "number" && queued.behind_ms >= 50,
+        String(queued.behind_ms),
+      );
       const early = await c.call<R>("task.await", { task: slow.task, timeout_ms: 20 });
       assertEquals(early.timed_out, true);
       assertEquals(early.state, "running");
@@ -289,6 +298,7 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       assertEquals(cancelled.state, "cancelling");
       const done = await c.call<R>("task.await", { task: slow.task });
       assertEquals(done.state, "cancelled");
+      assertEquals((await c.call<R>("task.await", { task: queued.task })).state, "completed");
     });
 
     await t.step(

@@ -233,6 +233,24 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       assertEquals(sc(uc).error.code, -32021);
     });
 
+    await t.step("an exec queued behind a background job says so at once", async () => {
+      const job = await exec(m, { src: "sleep 10s; 1", background: true });
+      const jobTask = sc(job).task as string;
+      const t0 = Date.now();
+      const q = await exec(m, { src: "1 + 2" });
+      // Not the budget (25 s by default): the first round finds it queued and says behind what.
+      assert(Date.now() - t0 < 5_000, `took ${Date.now() - t0} ms`);
+      assertEquals(sc(q).state, "queued");
+      assertEquals(sc(q).behind, jobTask);
+      assertEquals(typeof sc(q).behind_ms, "number");
+      assertMatch(text(q), new RegExp(`queued behind ${jobTask}, which has run for`));
+      assertMatch(text(q), new RegExp(`shoal_cancel \\{"task":"${jobTask}"\\}`));
+      await call(m, "shoal_cancel", { task: jobTask });
+      const w = await call(m, "shoal_wait", { task: sc(q).task });
+      assertEquals(sc(w).state, "completed");
+      assertEquals(text(w), "3");
+    });
+
     await t.step(
       "a call that outlives the budget comes back as a task, with progress",
       async () => {

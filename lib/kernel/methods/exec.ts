@@ -85,7 +85,19 @@ async function awaitInline(t: Task, a: Attachment, conn: Conn, timeoutMs: number
   }
   if (!t.finished) {
     t.keepResult = false;
-    return { ...handle, timed_out: true };
+    // A queued exec says what it waits behind: a client can tell a long wait from a slow run.
+    const ahead = t.state === "queued" ? a.session.busyWith : null;
+    return {
+      ...handle,
+      timed_out: true,
+      state: t.state,
+      ...(ahead === null ? {} : {
+        behind: ahead.ref,
+        behind_ms: ahead.startedNs === null
+          ? 0
+          : Math.max(0, Math.round(Date.now() - ahead.startedNs / 1e6)),
+      }),
+    };
   }
   return inlineOrThrow(t);
 }

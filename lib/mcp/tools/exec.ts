@@ -102,6 +102,11 @@ async function runExec(
     return handleResult(first, Date.now() - t0);
   }
   if (Date.now() - t0 >= wait) return handleResult(first, Date.now() - t0);
+  // Queued behind another exec of the session (a background job, say): say so now rather than
+  // spend the whole budget waiting for something that has not started.
+  if (first.state === "queued" && typeof first.behind === "string") {
+    return handleResult(first, Date.now() - t0);
+  }
   ctx.signal.addEventListener("abort", cancel, { once: true });
   try {
     return await kernelResult(

@@ -30,11 +30,27 @@ export function unlessAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T 
 /** `1.5 s`. */
 export const secs = (ms: number): string => `${Math.round(ms / 100) / 10} s`;
 
+/** What a queued task waits behind (the kernel's timed-out exec handle says). */
+export interface Behind {
+  task: string;
+  ms: number;
+}
+
 /** The sentence that tells the agent how to wait for, read or stop a task. */
-export function waitHint(task: string, waitedMs: number | null, state?: string): string {
+export function waitHint(
+  task: string,
+  waitedMs: number | null,
+  state?: string,
+  behind?: Behind,
+): string {
   const n = taskNumber(task) ?? task;
   const lead = waitedMs === null
     ? `Started in the background as ${task}.`
+    : state === "queued" && behind
+    ? `${task} has not started: it is queued behind ${behind.task}, which has run for ` +
+      `${secs(behind.ms)} — a session runs one exec at a time (a program that must keep ` +
+      `running while you work: shoal_pty_open). To run this now, stop that one: ` +
+      `shoal_cancel {"task":"${behind.task}"}.`
     : state === "queued"
     ? `${task} is queued behind this session's running task (a session runs one at a time).`
     : `${task} is still running after ${secs(waitedMs)}; it keeps running.`;
@@ -44,7 +60,10 @@ export function waitHint(task: string, waitedMs: number | null, state?: string):
 
 /** A task handle as a tool result (the text is the sentence; the handle is structured). */
 export function handleResult(h: Obj, waitedMs: number | null): ToolResult {
-  const hint = waitHint(String(h.task), waitedMs, h.state as string | undefined);
+  const behind = typeof h.behind === "string"
+    ? { task: h.behind, ms: typeof h.behind_ms === "number" ? h.behind_ms : 0 }
+    : undefined;
+  const hint = waitHint(String(h.task), waitedMs, h.state as string | undefined, behind);
   return toolOk({ ...h, hint }, undefined, h, hint);
 }
 
