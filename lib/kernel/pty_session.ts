@@ -30,6 +30,8 @@ export type MatchIn = "any" | "output" | "screen";
 /** Options of {@link AgentPty.read}. */
 export interface ReadOptions {
   waitFor?: RegExp;
+  /** Wait until the program ends (or `timeoutMs` passes) instead of for a match. */
+  untilExit?: boolean;
   match?: MatchIn;
   timeoutMs?: number;
   /** `[start, end)` of scrollback lines (negative: counted back from the total). */
@@ -249,6 +251,8 @@ export class AgentPty {
       if (!check() && this.#alive && !this.#closed) {
         timedOut = !(await this.#until(() => check() || !this.#alive || this.#closed, opts));
       }
+    } else if (opts.untilExit && this.#alive && !this.#closed) {
+      timedOut = !(await this.#until(() => !this.#alive || this.#closed, opts));
     }
     const s = this.#screen.snapshot();
     const h = screenHash(s);
@@ -272,8 +276,8 @@ export class AgentPty {
       scrollback: this.#scrollback(opts.scrollback),
     };
     if (out.dropped > 0) result.output_dropped = out.dropped;
-    if (opts.waitFor !== undefined) {
-      result.matched = matched;
+    if (opts.waitFor !== undefined) result.matched = matched;
+    if (opts.waitFor !== undefined || opts.untilExit) {
       result.timed_out = timedOut;
       result.waited_ms = Math.round(performance.now() - t0);
     }

@@ -46,6 +46,7 @@ export type PtyOp =
     op: "read";
     id: number;
     wait_for?: string;
+    until_exit?: boolean;
     flags?: string;
     match?: MatchIn;
     timeout_ms?: number;
@@ -108,6 +109,7 @@ export class SessionPtys {
         const p = this.#get(m.id);
         return await p.read({
           waitFor: m.wait_for === undefined ? undefined : new RegExp(m.wait_for, m.flags),
+          untilExit: m.until_exit,
           match: m.match,
           timeoutMs: m.timeout_ms,
           scrollback: m.scrollback,

@@ -64,6 +64,13 @@ export function ptyFrame(result: Obj): string {
         ? `wait_for: no match within ${s.waited_ms} ms`
         : `wait_for: no match; the program ended after ${s.waited_ms} ms`,
     );
+  } else if (s.timed_out !== undefined) {
+    // until_exit: the state above says how it ended.
+    out.push(
+      s.timed_out
+        ? `still running after ${s.waited_ms} ms (read with until_exit again to wait longer)`
+        : `ended after ${s.waited_ms} ms of waiting`,
+    );
   }
   const sb = s.scrollback;
   if (sb?.lines && sb.lines.length > 0) {

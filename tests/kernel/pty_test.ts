@@ -32,10 +32,8 @@ const send = (c: KernelClient, pty_id: string, input: unknown) =>
 
 /** Read until the program is gone (its exit recorded). */
 async function untilExit(c: KernelClient, id: string): Promise<R> {
-  for (let i = 0; i < 100; i++) {
-    const r = await read(c, id, { wait_for: "(?!)", timeout_ms: 200 });
-    if (!r.alive) return r;
-  }
+  const r = await read(c, id, { until_exit: true, timeout_ms: 20_000 });
+  if (!r.alive) return r;
   throw new Error(`${id} did not exit`);
 }
 
@@ -380,6 +378,31 @@ Deno.test("wait_for: times out, sees the exit, and rejects bad patterns", async 
     ) {
       const e = await rpcError(read(c, o.pty_id, bad));
       assert.equal(e.code, RPC.INVALID_PARAMS, JSON.stringify(bad));
+    }
+    c.close();
+  });
+});
+
+Deno.test("until_exit: waits for a program that prints nothing, times out, and takes no pattern", async () => {
+  await withKernel(async (k) => {
+    const c = await client(k.path);
+    const o = await open(c, "sh", ["-c", "sleep 0.4; exit 3"]);
+    let r = await read(c, o.pty_id, { until_exit: true, timeout_ms: 50 });
+    assert.equal(r.timed_out, true);
+    assert.equal(r.alive, true);
+    assert.equal("matched" in r, false);
+    r = await read(c, o.pty_id, { until_exit: true, timeout_ms: 15000 });
+    assert.equal(r.timed_out, false, "the exit ended the wait");
+    assert.equal(r.alive, false);
+    assert.deepEqual(r.exit, { status: 3, signal: null });
+    assert.ok((r.waited_ms as number) < 10_000, String(r.waited_ms));
+    // Already ended: returns at once.
+    r = await read(c, o.pty_id, { until_exit: true });
+    assert.equal(r.timed_out, false);
+    for (const bad of [{ until_exit: true, wait_for: "x" }, { until_exit: true, match: "any" }]) {
+      const e = await rpcError(read(c, o.pty_id, bad));
+      assert.equal(e.code, RPC.INVALID_PARAMS, JSON.stringify(bad));
+      assert.match(e.message, /until_exit/);
     }
     c.close();
   });

@@ -51,9 +51,19 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
         "shoal_pty_send",
       ]);
       const read = tools.find((x) => x.name === "shoal_pty_read")!;
-      for (const p of ["wait_for", "match", "timeout_ms", "scrollback"]) {
+      for (const p of ["wait_for", "until_exit", "match", "timeout_ms", "scrollback"]) {
         assert(p in read.inputSchema.properties, p);
       }
+    });
+
+    await t.step("a silent job: until_exit waits for its end and says how it ended", async () => {
+      const o = await call(m, "shoal_pty_open", { cmd: "sh", args: ["-c", "sleep 0.3; exit 5"] });
+      const id = sc(o).pty_id as string;
+      const r = await call(m, "shoal_pty_read", { pty_id: id, until_exit: true });
+      assertEquals(sc(r).alive, false);
+      assertEquals(sc(r).exit, { status: 5, signal: null });
+      assertMatch(text(r), /ended after \d+ ms of waiting/);
+      await call(m, "shoal_pty_close", { pty_id: id });
     });
 
     await t.step("open → wait_for the prompt → send → read → close", async () => {

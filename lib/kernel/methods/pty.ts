@@ -14,6 +14,7 @@ import type { PtyEntry } from "../pty_registry.ts";
 import type { MatchIn } from "../pty_session.ts";
 import {
   invalid,
+  optBool,
   optString,
   optStringArray,
   optStringRecord,
@@ -57,6 +58,7 @@ function ptyId(p: P, method: string): string {
 /** `pty.read` wait options, validated (the regex compiled here once, and again in the host). */
 function waitParams(p: P): Record<string, unknown> {
   const waitFor = optString(p, "wait_for");
+  const untilExit = optBool(p, "until_exit") ?? false;
   const out: Record<string, unknown> = {};
   const match = optString(p, "match");
   if (match !== undefined && !["any", "output", "screen"].includes(match)) {
@@ -64,9 +66,21 @@ function waitParams(p: P): Record<string, unknown> {
   }
   const timeout = optUint(p, "timeout_ms");
   const flags = optString(p, "flags");
+  if (untilExit) {
+    if (waitFor !== undefined || match !== undefined || flags !== undefined) {
+      throw invalid(
+        "`until_exit` waits for the program to end; `wait_for`, `match` and `flags` wait for " +
+          "text — send one or the other",
+      );
+    }
+    return { until_exit: true, timeout_ms: Math.min(timeout ?? DEFAULT_WAIT_MS, MAX_WAIT_MS) };
+  }
   if (waitFor === undefined) {
     if (match !== undefined || timeout !== undefined || flags !== undefined) {
-      throw invalid("`match`, `flags` and `timeout_ms` go with `wait_for` (a regular expression)");
+      throw invalid(
+        "`match`, `flags` and `timeout_ms` go with `wait_for` (a regular expression) or " +
+          "`until_exit: true`",
+      );
     }
     return out;
   }

@@ -128,14 +128,14 @@ async function runExec(
 export const EXEC_TOOLS: ToolDef[] = [{
   name: "shoal_exec",
   title: "Run Shoal code",
-  description: "Run Shoal source (see the server instructions) in a persistent session: cwd, " +
-    "env and variables carry over between calls. The text result reads like a terminal: " +
-    "tables aligned, command output as printed, a failed command's exit status and stderr, " +
-    "big output cut with its size and the shoal_get call that reads on. Structured: {ref " +
-    '("out:N"), value, render}. Parse and runtime errors are isError results with the fix. ' +
-    "Still running after timeout_ms (default {budget}; a known long job: timeout_ms up to " +
-    "55000 waits in one call): {task}, finish with shoal_wait; background:true returns {task} " +
-    "at once.",
+  description: "Run Shoal source in a persistent session: cwd, env " +
+    "and variables carry over between calls. The text result reads like a terminal " +
+    "(command output as printed, a failed command's status and stderr, big output cut with " +
+    'the shoal_get call that reads on). Structured: {ref ("out:N"), value, render}. Errors ' +
+    "(parse, runtime) are isError results with the fix. Still running after timeout_ms " +
+    "(default {budget}; up to 55000 waits one call for a known long job): {task}, " +
+    "finish with shoal_wait. background:true returns {task} at once but holds the session " +
+    "(later execs wait; to run beside them: shoal_pty_open).",
   input: ExecIn,
   outputSchema: objectOut({ ...inlineProps, ...handleProps, ...planProps }, [], {
     anyOf: [{ required: ["ref", "value"] }, { required: ["task"] }, { required: ["plan_ref"] }],

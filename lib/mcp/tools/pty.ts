@@ -43,13 +43,17 @@ const PtyReadIn = z.strictObject({
     "a regular expression: return as soon as the output since the last read (or the screen) " +
       "matches, the program exits, or timeout_ms passes — one call instead of polling",
   ),
+  until_exit: z.boolean().optional().describe(
+    "true: wait until the program ends (or timeout_ms passes) — a job that prints nothing",
+  ),
   match: z.enum(["any", "output", "screen"]).optional().describe(
     "where wait_for looks: any (default), output (only what was printed since the last read: " +
       "use it to wait for the *next* prompt), screen (the whole visible screen)",
   ),
   flags: z.string().regex(/^[imsu]*$/).optional().describe("regex flags: i, m, s, u"),
   timeout_ms: z.int().min(1).optional().describe(
-    "how long wait_for waits (default 10 s, at most the facade's wait budget)",
+    "how long wait_for or until_exit waits (default 10 s, at most the facade's wait budget; " +
+      "read again to wait longer)",
   ),
   scrollback: z.array(z.int()).min(1).max(2).optional().describe(
     "[start, end) of the lines that scrolled off, numbered from the first; negative counts " +
@@ -140,7 +144,7 @@ function ptyTools(): ToolDef[] {
         kernelResult(async () => {
           const args: Obj = { ...a };
           // A wait never outlives the MCP call's budget.
-          if (args.wait_for !== undefined) {
+          if (args.wait_for !== undefined || args.until_exit === true) {
             args.timeout_ms = Math.min(
               (args.timeout_ms as number | undefined) ?? 10_000,
               ctx.budgetMs,
