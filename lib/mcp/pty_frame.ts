@@ -68,7 +68,8 @@ export function ptyFrame(result: Obj): string {
     // until_exit: the state above says how it ended.
     out.push(
       s.timed_out
-        ? `still running after ${s.waited_ms} ms (read with until_exit again to wait longer)`
+        ? `still running after ${s.waited_ms} ms (read with until_exit again, or a longer ` +
+          `timeout_ms, to wait on)`
         : `ended after ${s.waited_ms} ms of waiting`,
     );
   }

@@ -64,6 +64,13 @@ async function eraSuite(t: Deno.TestContext, k: TestKernel, era: Era) {
       assertEquals(sc(r).exit, { status: 5, signal: null });
       assertMatch(text(r), /ended after \d+ ms of waiting/);
       await call(m, "shoal_pty_close", { pty_id: id });
+      // Still running when the wait ends: timed out, and the text says how to wait on.
+      const long = await call(m, "shoal_pty_open", { cmd: "sleep", args: ["30"] });
+      const lid = sc(long).pty_id as string;
+      const w = await call(m, "shoal_pty_read", { pty_id: lid, until_exit: true, timeout_ms: 300 });
+      assertEquals([sc(w).alive, sc(w).timed_out], [true, true]);
+      assertMatch(text(w), /still running after \d+ ms/);
+      await call(m, "shoal_pty_close", { pty_id: lid });
     });
 
     await t.step("open → wait_for the prompt → send → read → close", async () => {

@@ -52,8 +52,8 @@ const PtyReadIn = z.strictObject({
   ),
   flags: z.string().regex(/^[imsu]*$/).optional().describe("regex flags: i, m, s, u"),
   timeout_ms: z.int().min(1).optional().describe(
-    "how long wait_for or until_exit waits (default 10 s, at most the facade's wait budget; " +
-      "read again to wait longer)",
+    "how long wait_for or until_exit waits (default 10 s, or the wait budget if shorter; up " +
+      "to 55000 waits one call for a known long job)",
   ),
   scrollback: z.array(z.int()).min(1).max(2).optional().describe(
     "[start, end) of the lines that scrolled off, numbered from the first; negative counts " +
@@ -143,12 +143,10 @@ function ptyTools(): ToolDef[] {
       (a, ctx) =>
         kernelResult(async () => {
           const args: Obj = { ...a };
-          // A wait never outlives the MCP call's budget.
+          // Without timeout_ms a wait never outlives the call's budget; with it, it is the
+          // agent's choice, as for shoal_exec and shoal_wait (the kernel caps it at 5 min).
           if (args.wait_for !== undefined || args.until_exit === true) {
-            args.timeout_ms = Math.min(
-              (args.timeout_ms as number | undefined) ?? 10_000,
-              ctx.budgetMs,
-            );
+            args.timeout_ms ??= Math.min(10_000, ctx.budgetMs);
           }
           return ptyToolResult(await ctx.link.call<Obj>("pty.read", args));
         }, "pty.read"),
