@@ -131,11 +131,32 @@ function cStringArray(
   return { ptrs, bytes };
 }
 
+type CArray = { ptrs: BigUint64Array; bytes: Uint8Array };
+
+/**
+ * The environment last made into C strings, and what it became: a session spawns with the same
+ * environment almost every time, and comparing it (a property read each) costs a fraction of
+ * encoding 40-odd strings again. The arrays are never written after they are built.
+ */
+let lastEnv: { env: Record<string, string>; size: number; c: CArray } | null = null;
+
 /** `KEY=value` C strings of `env`. */
-function envArray(env: Record<string, string>): { ptrs: BigUint64Array; bytes: Uint8Array } {
+function envArray(env: Record<string, string>): CArray {
+  if (lastEnv !== null && sameEnv(lastEnv.env, lastEnv.size, env)) return lastEnv.c;
   const items: string[] = [];
   for (const k in env) items.push(k + "=" + env[k]);
-  return cStringArray(items);
+  const c = cStringArray(items);
+  lastEnv = { env: { ...env }, size: items.length, c };
+  return c;
+}
+
+function sameEnv(prev: Record<string, string>, size: number, env: Record<string, string>) {
+  let n = 0;
+  for (const k in env) {
+    if (prev[k] !== env[k] || !Object.hasOwn(prev, k)) return false;
+    n++;
+  }
+  return n === size;
 }
 
 /** The Deno error class Deno.Command would throw for this errno (see child.ts spawnError). */

@@ -57,6 +57,18 @@ Deno.test("both backends: status, signals, byte argv, exact env, cwd", async () 
     assert.deepEqual(dec.decode(env.stdout).trim().split("\n").sort(), ["A=1", "PATH=/bin"], b);
     const pwd = await spawnCapture({ argv: ["pwd"], cwd: "/tmp", env: ENV });
     assert.equal(dec.decode(pwd.stdout), "/tmp\n", b);
+    // Spawn after spawn, each child gets exactly its own environment (the direct backend
+    // reuses the last one's C strings only when nothing differs).
+    const envOf = async (e: Record<string, string>) =>
+      dec.decode((await spawnCapture({ argv: ["env"], cwd: "/", env: e })).stdout).trim()
+        .split("\n").sort();
+    const base = { A: "1", B: "2", PATH: "/bin" };
+    assert.deepEqual(await envOf(base), ["A=1", "B=2", "PATH=/bin"], b);
+    assert.deepEqual(await envOf({ ...base }), ["A=1", "B=2", "PATH=/bin"], b);
+    assert.deepEqual(await envOf({ ...base, B: "3" }), ["A=1", "B=3", "PATH=/bin"], b);
+    assert.deepEqual(await envOf({ A: "1", PATH: "/bin" }), ["A=1", "PATH=/bin"], b);
+    assert.deepEqual(await envOf({ ...base, C: "" }), ["A=1", "B=2", "C=", "PATH=/bin"], b);
+    assert.deepEqual(await envOf({ A: "1", PATH: "/bin", C: "" }), ["A=1", "C=", "PATH=/bin"], b);
   });
 });
 
