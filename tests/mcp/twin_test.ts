@@ -176,8 +176,10 @@ Deno.test("text twins an agent can act on in one call", opts, async (t) => {
       const task = sc(h).task;
       assertEquals(
         text(h),
-        `Started in the background as ${task}. Wait: shoal_wait {"task":"${task}"}. Stop: ` +
-          `shoal_cancel {"task":"${task}"}. Result when done: shoal://task/${task.slice(5)}/out.`,
+        `Started in the background as ${task}; until it ends, later execs of this session ` +
+          `wait behind it (a job to run beside your other calls: shoal_pty_open). Wait: ` +
+          `shoal_wait {"task":"${task}"}. Stop: shoal_cancel {"task":"${task}"}. Result when ` +
+          `done: shoal://task/${task.slice(5)}/out.`,
       );
       const c = await call(m, "shoal_cancel", { task });
       assertMatch(

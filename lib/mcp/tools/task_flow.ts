@@ -45,7 +45,8 @@ export function waitHint(
 ): string {
   const n = taskNumber(task) ?? task;
   const lead = waitedMs === null
-    ? `Started in the background as ${task}.`
+    ? `Started in the background as ${task}; until it ends, later execs of this session wait ` +
+      `behind it (a job to run beside your other calls: shoal_pty_open).`
     : state === "queued" && behind
     ? `${task} has not started: it is queued behind ${behind.task}, which has run for ` +
       `${secs(behind.ms)} — a session runs one exec at a time (a program that must keep ` +
