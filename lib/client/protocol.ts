@@ -102,6 +102,8 @@ export type ExecResult =
     /** A queued task: the task it waits behind, and how long that one has run (ms). */
     behind?: string;
     behind_ms?: number;
+    /** Nobody waits for the task ahead inline (a background job, a timed-out exec). */
+    behind_detached?: boolean;
   };
 
 /** Task states. */

@@ -41,6 +41,11 @@ export class Task {
    * budget; only the record and `result_ref` outlive the call.
    */
   keepResult = true;
+  /**
+   * True once no caller waits for it inline (started in the background, or its caller stopped
+   * waiting): work queued behind it may wait long, and is told so at once.
+   */
+  detached = false;
   cancelRequested = false;
   /**
    * This task's cancel slot while it runs (element 0 ≠ 0 = cancel), a view into its session's

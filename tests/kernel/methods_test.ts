@@ -286,6 +286,7 @@ Deno.test("kernel methods over a real socket", opts, async (t) => {
       // Queued behind it: the handle names the task ahead and how long that one has run.
       const queued = await c.call<R>("exec", { src: "8", timeout_ms: 50 });
       assertEquals([queued.timed_out, queued.state, queued.behind], [true, "queued", slow.task]);
+      assertEquals(queued.behind_detached, true, "nobody waits for the timed-out exec inline");
       assert(
         typeof queued.behind_ms === "number" && queued.behind_ms >= 50,
         String(queued.behind_ms),
@@ -673,5 +674,35 @@ Deno.test("user.* bridge: language emit ↔ kernel bus, both ways, without echo"
     const onBus = await c.call<{ events: unknown[] }>("events.read", { channel: "user.in" });
     assertEquals(onBus.events.length, 2, "no echo of injected events");
     c.close();
+  });
+});
+
+Deno.test("an exec queued behind another caller's inline exec: behind it, not detached", async () => {
+  await withKernel(async (k) => {
+    // The person's exec goes the kernel's way (a lane exec in flight is one the session holds
+    // a kernel exec behind, which the kernel reports running).
+    const person = await KernelClient.connect({
+      socket: k.path,
+      attach: { session: "shared" },
+      lane: false,
+    });
+    const agent = await client(k.path, "shared");
+    try {
+      const inline = person.call<R>("exec", { src: "sleep 800ms; 1", position: "value" });
+      inline.catch(() => {}); // a failure below must not leave it unhandled
+      await waitFor(
+        async () => (await agent.call<R[]>("task.list", {})).some((t) => t.state === "running"),
+        5000,
+        "the person's exec running",
+      );
+      const q = await agent.call<R>("exec", { src: "2", timeout_ms: 50 });
+      assertEquals([q.state, q.behind_detached], ["queued", false]);
+      assertMatch(String(q.behind), /^task:\d+$/);
+      assertEquals((await inline).value, { $: "int", v: 1 });
+      assertEquals((await agent.call<R>("task.await", { task: q.task })).state, "completed");
+    } finally {
+      person.close();
+      agent.close();
+    }
   });
 });

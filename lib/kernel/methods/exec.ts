@@ -66,6 +66,7 @@ export async function submitExec(k: KernelServices, a: Attachment, conn: Conn, r
   if (a.lane && r.laneSeq !== undefined) t.lane = { ticket: a.lane, seq: r.laneSeq };
   k.journal?.notePrincipal(t, a.principal); // the journal row's principal (issue 7)
   t.keepResult = !r.background; // nobody waits for an async task's inline result
+  t.detached = r.background;
   a.session.submit(t);
   if (r.background) return { task: t.ref, events: t.channel };
   return await awaitInline(t, a, conn, r.timeoutMs);
@@ -80,11 +81,13 @@ async function awaitInline(t: Task, a: Attachment, conn: Conn, timeoutMs: number
     // Its client left before it was answered: work still queued for nobody is cancelled (a
     // new exec of the session must not wait behind it); a running one finishes unread.
     t.keepResult = false;
+    t.detached = true;
     if (t.state === "queued") a.session.cancel(t, "its client disconnected");
     return handle;
   }
   if (!t.finished) {
     t.keepResult = false;
+    t.detached = true;
     // A queued exec says what it waits behind: a client can tell a long wait from a slow run.
     const ahead = t.state === "queued" ? a.session.busyWith : null;
     return {
@@ -96,6 +99,8 @@ async function awaitInline(t: Task, a: Attachment, conn: Conn, timeoutMs: number
         behind_ms: ahead.startedNs === null
           ? 0
           : Math.max(0, Math.round(Date.now() - ahead.startedNs / 1e6)),
+        // Nobody waits for it inline: it may run long (a background job, a timed-out exec).
+        behind_detached: ahead.detached,
       }),
     };
   }
@@ -151,7 +156,10 @@ export function addExecMethods(add: Register, k: KernelServices): void {
     const onNew = () => void leases.push(k.quotas.take(a.principal, "tasks"));
     const t = a.session.claimLane(a.lane, seq, { src, position, tty: a.tty, instance, onNew });
     for (const lease of leases) void t.done.finally(() => lease.release());
-    if (!(optBool(p, "wait") ?? false)) return { task: t.ref, events: t.channel, timed_out: true };
+    if (!(optBool(p, "wait") ?? false)) {
+      t.detached = true; // its client stopped waiting
+      return { task: t.ref, events: t.channel, timed_out: true };
+    }
     if (t.finished && t.result === null && t.error === null) {
       throw new RpcError(
         RPC.INTERNAL_ERROR,

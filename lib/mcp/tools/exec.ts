@@ -102,9 +102,10 @@ async function runExec(
     return handleResult(first, Date.now() - t0);
   }
   if (Date.now() - t0 >= wait) return handleResult(first, Date.now() - t0);
-  // Queued behind another exec of the session (a background job, say): say so now rather than
-  // spend the whole budget waiting for something that has not started.
-  if (first.state === "queued" && typeof first.behind === "string") {
+  // Queued behind a job nobody waits for (a background task, a timed-out exec): say so now
+  // rather than spend the whole budget waiting for something that has not started. Behind
+  // another caller's inline exec it waits as usual (that one ends when its caller is answered).
+  if (first.state === "queued" && first.behind_detached === true) {
     return handleResult(first, Date.now() - t0);
   }
   ctx.signal.addEventListener("abort", cancel, { once: true });
@@ -113,7 +114,13 @@ async function runExec(
       async () => {
         const rec = await awaitTask(task, wait - (Date.now() - t0), ctx, t0);
         if (rec === null) return handleResult(first, Date.now() - t0); // aborted: nobody reads it
-        if (rec.timed_out) return handleResult({ ...first, state: rec.state }, Date.now() - t0);
+        if (rec.timed_out) {
+          const waited = Date.now() - t0;
+          const ahead = typeof first.behind_ms === "number"
+            ? { behind_ms: first.behind_ms + waited }
+            : {};
+          return handleResult({ ...first, ...ahead, state: rec.state }, waited);
+        }
         return await finished(ctx.link, rec, {}, a.elide, a.src);
       },
       "exec",
