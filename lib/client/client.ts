@@ -295,7 +295,8 @@ export class KernelClient {
 
   /** `session.attach` (a lane the session offers is opened behind it). */
   async attach(params: AttachParams = {}): Promise<AttachResult> {
-    this.attached = await this.call<AttachResult>("session.attach", { ...params });
+    const noLane = this.opts.lane === false ? { lane: false } : {};
+    this.attached = await this.call<AttachResult>("session.attach", { ...params, ...noLane });
     this.#lane?.close();
     this.#lane = null;
     this.#execSeq = 0;

@@ -13,6 +13,8 @@ export interface AttachParams {
    * project an MCP host launched its facade in). An existing session stays where it is.
    */
   cwd?: string | null;
+  /** false: this client will not use an exec lane, so none is granted (default: one is). */
+  lane?: boolean;
 }
 
 /** Elision defaults advertised at attach. */

@@ -54,6 +54,7 @@ Deno.test("a plain exec goes by the lane and answers as the kernel would", async
     assertEquals(p.code, RPC.PARSE_ERROR);
     // The same answers through the kernel alone.
     const plain = await KernelClient.connect({ socket: k.path, attach: {}, lane: false });
+    assertEquals(plain.attached?.lane, undefined, "a client without a lane is granted none");
     const q = await plain.call<Exec>("exec", { src: "x + 2", position: "value" });
     assertEquals([q.value.v, q.render, plain.laneExecs], [42, "42", 0]);
     plain.close();

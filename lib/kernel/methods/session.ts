@@ -55,7 +55,9 @@ export function addSessionMethods(add: Register, k: KernelServices): void {
     const before = conn.attachment;
     if (before?.lane) before.session.revokeLane(before.lane);
     // A token is re-checked before each request, which a lane would skip: tokens go the long way.
-    const lane = who.tokenId === null ? session.grantLane(tty) : null;
+    // A client that will not use one says `lane: false` (no ticket is kept for it).
+    const wantsLane = optBool(p, "lane") ?? true;
+    const lane = who.tokenId === null && wantsLane ? session.grantLane(tty) : null;
     if (lane !== null && !laneWatched.has(conn)) {
       laneWatched.add(conn);
       conn.closed.addEventListener("abort", () => {
