@@ -55,6 +55,9 @@ Deno.test("a plain exec goes by the lane and answers as the kernel would", async
     // The same answers through the kernel alone.
     const plain = await KernelClient.connect({ socket: k.path, attach: {}, lane: false });
     assertEquals(plain.attached?.lane, undefined, "a client without a lane is granted none");
+    const bad = await rpcError(plain.call("session.attach", { lane: "no" }));
+    assertEquals(bad.code, RPC.INVALID_PARAMS);
+    assertEquals(bad.message, "`lane` must be a boolean");
     const q = await plain.call<Exec>("exec", { src: "x + 2", position: "value" });
     assertEquals([q.value.v, q.render, plain.laneExecs], [42, "42", 0]);
     plain.close();

@@ -404,6 +404,9 @@ Deno.test("until_exit: waits for a program that prints nothing, times out, and t
       assert.equal(e.code, RPC.INVALID_PARAMS, JSON.stringify(bad));
       assert.match(e.message, /until_exit/);
     }
+    const notBool = await rpcError(read(c, o.pty_id, { until_exit: "yes" }));
+    assert.equal(notBool.code, RPC.INVALID_PARAMS);
+    assert.match(notBool.message, /`until_exit` must be a boolean/);
     c.close();
   });
 });
