@@ -11,7 +11,7 @@ export const MCP_USAGE =
   "usage: shoal-mcp [--socket PATH] [--session NAME] [--token TOKEN] [--budget-ms MS] " +
   "[--state-dir DIR] [--approver local|FILE]\n" +
   "env: SHOAL_SOCKET, SHOAL_SESSION, SHOAL_TOKEN, SHOAL_NO_AUTOSTART=1, SHOAL_MCP_BUDGET_MS, " +
-  "SHOAL_STATE_DIR, SHOAL_APPROVER";
+  "SHOAL_STATE_DIR, SHOAL_APPROVER, SHOAL_MCP_SDK_ONLY=1";
 
 /** The default wait budget of a `shoal_exec`/`shoal_wait` call without `timeout_ms`. */
 export const DEFAULT_BUDGET_MS = 25_000;
@@ -39,6 +39,11 @@ export interface McpConfig {
    * kernel loss; null: the kernel's default.
    */
   stateDir: string | null;
+  /**
+   * Serve every request through the MCP SDK, plain `shoal_exec` calls too (SHOAL_MCP_SDK_ONLY
+   * non-empty): the reference the fast path is compared with, and a way round it.
+   */
+  sdkOnly: boolean;
 }
 
 /** Bad command line: the message already contains the usage. */
@@ -140,5 +145,6 @@ export function parseMcpArgs(
     budgetMs,
     approver: approverOf(approver),
     stateDir,
+    sdkOnly: nonEmpty(env("SHOAL_MCP_SDK_ONLY")) !== undefined,
   };
 }

@@ -37,6 +37,15 @@ function fault(id: WireId, e: RpcErrorObject): Obj {
 /** Ids the SDK cannot carry (null, big or fractional numbers) travel as these strings. */
 const SURROGATE = `\u0000shoal-id:${crypto.randomUUID()}:`;
 
+/**
+ * A request the facade answers without the SDK's dispatch (`fast_exec.ts`): null when it is not
+ * one of those, else the response body — `{result}` or `{error}` — once it is known.
+ */
+export type FastPath = (
+  msg: Obj,
+  signal: AbortSignal,
+) => Promise<{ result: unknown } | { error: RpcErrorObject }> | null;
+
 /** Newline JSON-RPC over Deno.stdin/Deno.stdout. */
 export class DenoStdioTransport implements Transport {
   onclose?: () => void;
@@ -55,6 +64,10 @@ export class DenoStdioTransport implements Transport {
   #inFlight = new Set<string>();
   #batches = new Map<string, Batch>();
   #idle: (() => void) | null = null;
+  /** Served without the SDK, set by the facade (null: every request goes to the SDK). */
+  fast: FastPath | null = null;
+  /** Fast-path requests in flight (keyed ids), to abort on `notifications/cancelled`. */
+  #fastAborts = new Map<string, AbortController>();
   /** Resolves once the transport is closed (stdin EOF or `close()`), whoever owns `onclose`. */
   readonly ended: Promise<void> = new Promise((r) => (this.#ended = r));
 
@@ -111,6 +124,7 @@ export class DenoStdioTransport implements Transport {
   /** Hand one message to the SDK (after `inspect`), with an id it can carry. */
   async #deliver(env: Exclude<Envelope, { kind: "batch" | "invalid" }>, batch?: Batch) {
     const msg = { ...env.msg } as Obj;
+    if (env.kind === "request" && !batch && this.#serveFast(env.id, msg)) return;
     if (env.kind === "request") {
       const key = this.#carry(msg, env.id);
       this.#inFlight.add(key);
@@ -120,6 +134,8 @@ export class DenoStdioTransport implements Transport {
       }
     } else if (env.kind === "notification" && env.method === "notifications/cancelled") {
       const p = env.params as Obj;
+      // Like the SDK: a cancelled request is stopped and never answered.
+      this.#fastAborts.get(idKey(p.requestId as WireId))?.abort();
       const s = this.#bySent.get(idKey(p.requestId as WireId));
       if (s !== undefined) msg.params = { ...p, requestId: s };
     }
@@ -127,6 +143,35 @@ export class DenoStdioTransport implements Transport {
       await this.inspect(msg as JSONRPCMessage).catch((e) => this.onerror?.(e as Error));
     }
     this.onmessage?.(msg as JSONRPCMessage);
+  }
+
+  /** Serve `msg` on the fast path when it is one of its requests (an id the SDK could carry). */
+  #serveFast(id: WireId, msg: Obj): boolean {
+    if (this.fast === null) return false;
+    if (!(typeof id === "string" || (typeof id === "number" && Number.isSafeInteger(id)))) {
+      return false;
+    }
+    const key = idKey(id);
+    if (this.#inFlight.has(key)) return false; // a duplicate id: the SDK's rules apply
+    const ac = new AbortController();
+    const answer = this.fast(msg, ac.signal);
+    if (answer === null) return false;
+    this.#inFlight.add(key);
+    this.#fastAborts.set(key, ac);
+    void answer.then(
+      (body) => body,
+      (e) => ({
+        error: { code: RPC.INTERNAL_ERROR, message: `internal error: ${e?.message ?? e}` },
+      }),
+    ).then((body) => {
+      this.#fastAborts.delete(key);
+      if (ac.signal.aborted || this.#closed) return this.#settled(key);
+      const out = "result" in body
+        ? { result: body.result, jsonrpc: "2.0", id }
+        : { jsonrpc: "2.0", id, error: body.error };
+      this.#respond(key, out).then(() => this.#settled(key), () => this.#settled(key));
+    });
+    return true;
   }
 
   /**

@@ -11,14 +11,17 @@ type Obj = Record<string, unknown>;
 export interface RawMcp {
   /** Send a request; resolves with its whole response message (result or error). */
   request(method: string, params?: Obj): Promise<Obj>;
+  /** Send a request without waiting: its id, and its response when (if ever) it comes. */
+  start(method: string, params?: Obj): { id: number; answer: Promise<Obj> };
   notify(method: string, params?: Obj): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Spawn `shoal-mcp` with `args` and talk JSON-RPC to it. */
-export function rawMcp(args: string[]): RawMcp {
+/** Spawn `shoal-mcp` with `args` (and `env` added to ours) and talk JSON-RPC to it. */
+export function rawMcp(args: string[], env: Record<string, string> = {}): RawMcp {
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "-A", "--unstable-worker-options", "--config", CONFIG, MCP, ...args],
+    env: { ...Deno.env.toObject(), ...env },
     stdin: "piped",
     stdout: "piped",
     stderr: "null",
@@ -41,13 +44,17 @@ export function rawMcp(args: string[]): RawMcp {
     }
   })().catch(() => {});
   const write = (m: Obj) => writer.write(enc.encode(JSON.stringify(m) + "\n"));
+  const start = (method: string, params: Obj = {}) => {
+    const id = next++;
+    const answer = new Promise<Obj>((r) => waiting.set(JSON.stringify(id), r));
+    void write({ jsonrpc: "2.0", id, method, params });
+    return { id, answer };
+  };
   return {
     async request(method, params = {}) {
-      const id = next++;
-      const answer = new Promise<Obj>((r) => waiting.set(JSON.stringify(id), r));
-      await write({ jsonrpc: "2.0", id, method, params });
-      return await within(60_000, answer, `${method} answer`);
+      return await within(60_000, start(method, params).answer, `${method} answer`);
     },
+    start,
     async notify(method, params = {}) {
       await write({ jsonrpc: "2.0", method, params });
     },
