@@ -153,7 +153,7 @@ function envArray(env: Record<string, string>): CArray {
 function sameEnv(prev: Record<string, string>, size: number, env: Record<string, string>) {
   let n = 0;
   for (const k in env) {
-    if (prev[k] !== env[k] || !Object.hasOwn(prev, k)) return false;
+    if (prev[k] !== env[k]) return false; // values are strings: an inherited member never equals one
     n++;
   }
   return n === size;

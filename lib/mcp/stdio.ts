@@ -38,8 +38,8 @@ function fault(id: WireId, e: RpcErrorObject): Obj {
 const SURROGATE = `\u0000shoal-id:${crypto.randomUUID()}:`;
 
 /**
- * A request the facade answers without the SDK's dispatch (`fast_exec.ts`): null when it is not
- * one of those, else the response body — `{result}` or `{error}` — once it is known.
+ * A request the facade answers without the SDK's dispatch (`fastExec` in server.ts): null when
+ * it is not one of those, else the response body — `{result}` or `{error}` — once it is known.
  */
 export type FastPath = (
   msg: Obj,
@@ -158,12 +158,9 @@ export class DenoStdioTransport implements Transport {
     if (answer === null) return false;
     this.#inFlight.add(key);
     this.#fastAborts.set(key, ac);
-    void answer.then(
-      (body) => body,
-      (e) => ({
-        error: { code: RPC.INTERNAL_ERROR, message: `internal error: ${e?.message ?? e}` },
-      }),
-    ).then((body) => {
+    void answer.catch((e) => ({
+      error: { code: RPC.INTERNAL_ERROR, message: `internal error: ${e?.message ?? e}` },
+    })).then((body) => {
       this.#fastAborts.delete(key);
       if (ac.signal.aborted || this.#closed) return this.#settled(key);
       const out = "result" in body

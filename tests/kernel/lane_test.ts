@@ -34,6 +34,17 @@ async function laneOpen(c: KernelClient): Promise<void> {
   );
 }
 
+/** Send `src` by the lane, stop waiting after 100 ms, cancel it: it ends cancelled within 1 s. */
+async function cancelsWithin1s(c: KernelClient, src: string): Promise<void> {
+  const h = await c.call<R>("exec", { src, timeout_ms: 100 });
+  assertEquals(h.timed_out, true);
+  const t0 = Date.now();
+  await c.call("task.cancel", { task: h.task });
+  const end = await c.call<R>("task.await", { task: h.task, timeout_ms: 5000 });
+  assertEquals(end.state, "cancelled");
+  assert(Date.now() - t0 < 1000, `cancelled in ${Date.now() - t0} ms`);
+}
+
 Deno.test("a plain exec goes by the lane and answers as the kernel would", async () => {
   await withJournaledKernel(async (k) => {
     const c = await client(k.path);
@@ -108,29 +119,11 @@ Deno.test("a lane exec that outlives its timeout is a task the kernel took over,
     assertEquals(await Deno.readTextFile(log), "x\n", "it ran once");
     // A spinning lane exec: its task is cancelled within 1 s and the session keeps its state.
     await c.call("exec", { src: "let kept = 5" });
-    const spin = await c.call<R>("exec", {
-      src: "var i = 0\nwhile true { i = i + 1 }",
-      timeout_ms: 100,
-    });
-    assertEquals(spin.timed_out, true);
-    const t0 = Date.now();
-    await c.call("task.cancel", { task: spin.task });
-    const end = await c.call<R>("task.await", { task: spin.task, timeout_ms: 5000 });
-    assertEquals(end.state, "cancelled");
-    assert(Date.now() - t0 < 1000, `cancelled in ${Date.now() - t0} ms`);
+    await cancelsWithin1s(c, "var i = 0\nwhile true { i = i + 1 }");
     assertEquals((await c.call<Exec>("exec", { src: "kept", position: "value" })).value.v, 5);
     // Stuck in native code that never polls (a catastrophic regex): the kernel never heard it
     // begin, yet its cancel ends it within 1 s — by killing the session.
-    const stuck = await c.call<R>("exec", {
-      src: `"${"a".repeat(60)}!".replace(re"^(a|aa)+$", "x")`,
-      timeout_ms: 100,
-    });
-    assertEquals(stuck.timed_out, true);
-    const t1 = Date.now();
-    await c.call("task.cancel", { task: stuck.task });
-    const gone = await c.call<R>("task.await", { task: stuck.task, timeout_ms: 5000 });
-    assertEquals(gone.state, "cancelled");
-    assert(Date.now() - t1 < 1000, `cancelled in ${Date.now() - t1} ms`);
+    await cancelsWithin1s(c, `"${"a".repeat(60)}!".replace(re"^(a|aa)+$", "x")`);
     assertEquals((await c.call<Exec>("exec", { src: "2 + 2", position: "value" })).value.v, 4);
     c.close();
   });
