@@ -432,6 +432,13 @@ export class SessionHost {
     t.startedNs = Date.now() * 1_000_000;
     lane.running = t;
     lane.remember(key, t);
+    // A kernel exec sent before the kernel heard of this one waits behind it in the session.
+    const held = this.#running;
+    if (held !== null && held.state === "running") {
+      held.state = "queued";
+      held.startedNs = null;
+    }
+    t.announced = true;
     this.bus.publishDerived(this.name, t.channel, STARTED);
   }
 
@@ -574,9 +581,9 @@ export class SessionHost {
     t.slot = this.#freeSlots.pop()!;
     t.flag = this.#slots.flag(t.slot);
     Atomics.store(t.flag, 0, t.cancelRequested ? 1 : 0);
-    t.state = "running";
-    t.startedNs = Date.now() * 1_000_000;
-    this.bus.publishDerived(this.name, t.channel, STARTED);
+    // Behind a lane exec it waits in the session, not yet started: queued until that ends.
+    if (this.#lane?.running) t.state = t.cancelRequested ? "cancelling" : "queued";
+    else this.#started(t);
     this.#post({
       t: "exec",
       task: t.id,
@@ -589,6 +596,15 @@ export class SessionHost {
       ...(t.approved ? { approved: t.approved } : {}),
       ...(t.lane ? { lane: t.lane } : {}),
     });
+  }
+
+  /** `t` (the kernel exec in the session) starts now: running, and said so once. */
+  #started(t: Task): void {
+    if (t.state === "queued") t.state = "running";
+    t.startedNs = Date.now() * 1_000_000;
+    if (t.announced) return;
+    t.announced = true;
+    this.bus.publishDerived(this.name, t.channel, STARTED);
   }
 
   /**
@@ -908,8 +924,11 @@ export class SessionHost {
   #onDone(m: DoneMsg): void {
     const lane = m.task < 0 ? this.#lane : null;
     const t = lane ? lane.byId(m.task) : this.#running;
-    if (lane) lane.running = null;
-    else this.#running = null;
+    if (lane) {
+      lane.running = null;
+      // The kernel exec that waited behind it in the session starts now.
+      if (this.#running !== null && !this.#running.finished) this.#started(this.#running);
+    } else this.#running = null;
     const ref = m.ok ? m.result.ref : (m.error.data as { ref?: unknown } | undefined)?.ref;
     const n = typeof ref === "string" ? Number(/^out:([0-9]+)$/.exec(ref)?.[1] ?? 0) : 0;
     if (n > this.#lastOut) this.#lastOut = n;

@@ -47,6 +47,8 @@ export class Task {
    */
   detached = false;
   cancelRequested = false;
+  /** True once its `started` event was published (a task starts once). */
+  announced = false;
   /**
    * This task's cancel slot while it runs (element 0 ≠ 0 = cancel), a view into its session's
    * shared slots that the Worker reads; null while queued and after it finished.

@@ -706,3 +706,45 @@ Deno.test("an exec queued behind another caller's inline exec: behind it, not de
     }
   });
 });
+
+Deno.test("a kernel exec held in the session behind a lane exec is queued behind it, then runs", async () => {
+  await withKernel(async (k) => {
+    const person = await client(k.path, "held"); // its plain execs take the lane
+    const agent = await KernelClient.connect({
+      socket: k.path,
+      attach: { session: "held" },
+      lane: false,
+    });
+    try {
+      const inline = person.call<R>("exec", { src: "sleep 800ms; 1", position: "value" });
+      inline.catch(() => {}); // a failure below must not leave it unhandled
+      let ahead = "";
+      await waitFor(
+        async () => {
+          const running = (await agent.call<R[]>("task.list", {})).find((t) =>
+            t.state === "running"
+          );
+          ahead = String(running?.task ?? "");
+          return running !== undefined;
+        },
+        5000,
+        "the person's lane exec running",
+      );
+      const q = await agent.call<R>("exec", { src: "2", timeout_ms: 100 });
+      assertEquals([q.timed_out, q.state, q.behind, q.behind_detached], [
+        true,
+        "queued",
+        ahead,
+        false,
+      ]);
+      const listed = (await agent.call<R[]>("task.list", {})).find((t) => t.task === q.task);
+      assertEquals(listed?.state, "queued", "not started while the lane exec runs");
+      assertEquals((await inline).value, { $: "int", v: 1 });
+      const done = await agent.call<R>("task.await", { task: q.task });
+      assertEquals(done.state, "completed");
+    } finally {
+      person.close();
+      agent.close();
+    }
+  });
+});
