@@ -262,7 +262,9 @@ export class KernelClient {
     ]);
     clearTimeout(timer);
     const claim = { seq, src, instance: lane.instance, ...(position ? { position } : {}) };
-    if (outcome === "reroute") return await this.#rpc<T>("exec", { ...params, lane_seq: seq });
+    if (outcome === "reroute" || outcome === "unsent") {
+      return await this.#rpc<T>("exec", { ...params, lane_seq: seq });
+    }
     // Stopped waiting: the kernel takes the exec over (the same task; it runs once).
     if (outcome === "timeout") return await this.#rpc<T>("lane.claim", claim);
     if (outcome === "lost") {

@@ -21,6 +21,10 @@ export type LaneOutcome =
   | { ok: unknown }
   | { error: RpcError }
   | "reroute"
+  // Never delivered (the lane was gone before it was written, or the write failed): the
+  // session cannot have seen it, so the kernel may simply run it.
+  | "unsent"
+  // Written, then the lane went away before an answer: it may have begun.
   | "lost";
 
 /** One plain exec, as the lane takes it. */
@@ -51,11 +55,9 @@ export class ExecLane {
     const lane = new ExecLane(conn);
     void lane.#read();
     const hello = await lane.#send("hello", { ticket });
-    if (hello === "lost" || hello === "reroute" || "error" in hello) {
+    if (typeof hello === "string" || "error" in hello) {
       lane.close();
-      throw hello === "lost" || hello === "reroute"
-        ? new Error("the session closed its exec lane")
-        : hello.error;
+      throw typeof hello === "string" ? new Error("the session closed its exec lane") : hello.error;
     }
     lane.instance = String((hello.ok as { instance?: unknown } | null)?.instance ?? "");
     return lane;
@@ -72,10 +74,15 @@ export class ExecLane {
   }
 
   #send(method: string, params: Record<string, unknown>): Promise<LaneOutcome> {
-    if (!this.#alive) return Promise.resolve("lost");
+    if (!this.#alive) return Promise.resolve("unsent");
     const id = this.#nextId++;
     const out = new Promise<LaneOutcome>((resolve) => this.#pending.set(id, resolve));
-    this.#writer.send({ jsonrpc: "2.0", id, method, params }).catch(() => this.#lost());
+    this.#writer.send({ jsonrpc: "2.0", id, method, params }).catch(() => {
+      // A frame cut short by the failure is never read as one.
+      this.#pending.get(id)?.("unsent");
+      this.#pending.delete(id);
+      this.#lost();
+    });
     return out;
   }
 

@@ -349,7 +349,8 @@ export class SessionHost {
     }
     void proc.status.then((st) => {
       if (this.#proc !== proc || this.#closed) return;
-      const why = describeExit(st, this.memoryMb);
+      const why = this.#killedFor ?? describeExit(st, this.memoryMb);
+      this.#killedFor = null;
       if (!started) onFail(new Error(`session process failed to start: ${why}`));
       else this.#crash(why);
     });
@@ -720,10 +721,15 @@ export class SessionHost {
 
   /** Kill the session process and everything it started; a fresh session replaces it. */
   #kill(why: string): void {
-    const proc = this.#proc;
-    this.#crash(why);
-    proc.kill();
+    // Its tasks end once it is gone (its status says so, with this reason): by then its lane
+    // socket is closed, so an exec a client writes there afterwards fails to send and goes by
+    // the kernel, rather than vanishing into a dying process (an error: "it may have begun").
+    this.#killedFor ??= why;
+    this.#proc.kill();
   }
+
+  /** Why the kernel killed the current process (its status then ends its tasks). */
+  #killedFor: string | null = null;
 
   /**
    * Stop (SIGSTOP) or continue (SIGCONT) the process groups of a running task. Throws
