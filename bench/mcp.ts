@@ -10,7 +10,8 @@
  * 3. The same commands (`true`, `echo hi`, ~1 MB of output) through `shoal_exec` and through two
  *    other MCP shell servers, `@wonderwhy-er/desktop-commander` and `mcp-server-commands`,
  *    installed with npm into a temp directory for this run only (never a project dependency);
- *    shoal_exec, the kernel's exec and mcp-server-commands run interleaved (A B C A B C), each
+ *    shoal_exec, the kernel's exec and mcp-server-commands run interleaved (every round in a
+ *    fresh, seeded order, so no server always follows the same one), each
  *    through the SDK client a host uses and through a raw JSON-RPC client (the server's own
  *    cost), 300 rounds for a fast command; desktop-commander (~200 ms a call) is timed in a loop
  *    of its own. Medians, ratios (with each quarter of the rounds apart, to show how steady
@@ -222,6 +223,29 @@ async function whereTheTimeGoes(
   }
 }
 
+/** Shuffle `xs` in place (Fisher–Yates). */
+function shuffle<T>(xs: T[], rnd: () => number): void {
+  for (let j = xs.length - 1; j > 0; j--) {
+    const r = Math.floor(rnd() * (j + 1));
+    [xs[j], xs[r]] = [xs[r], xs[j]];
+  }
+}
+
+/** A seeded PRNG (mulberry32): every run shuffles its rounds the same way. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The rounds' order (fixed seed: runs are comparable). */
+const random = seeded(0x5ea1);
+
 /** A one-line summary of what a tool call returned. */
 function describe(r: Record<string, unknown>): string {
   const content = (r.content ?? []) as Array<Record<string, unknown>>;
@@ -412,7 +436,7 @@ async function main(): Promise<void> {
         `mcp-server-commands ${after[1] - before[1]} ms, shoal-mcp ${after[2] - before[2]} ms`,
     );
 
-    // The servers a fast command is compared on run interleaved (A B C A B C) for FAST_ROUNDS;
+    // The servers a fast command is compared on run interleaved (shuffled rounds) for FAST_ROUNDS;
     // the SDK rows are what a host sees, the raw rows what the server itself costs. A
     // desktop-commander call takes ~200 ms (it waits for output), so it is timed in a loop of
     // its own after them: interleaved, its ROUNDS would leave the others only ROUNDS samples.
@@ -448,8 +472,13 @@ async function main(): Promise<void> {
       const times: Record<string, number[]> = {};
       const last: Record<string, Record<string, unknown>> = {};
       for (const k of Object.keys(fast)) last[k] = await fast[k](); // warm-up
+      const order = Object.entries(fast);
       for (let i = 0; i < rounds; i++) {
-        for (const [k, f] of Object.entries(fast)) { // alternate A B C A B C
+        // Every round in a fresh order: in a fixed one each server always follows the same
+        // other, whose trailing work may land on its call — in an A/B of two identical
+        // checkouts and mcp-server-commands, whichever came first measured 5–10 % slower.
+        shuffle(order, random);
+        for (const [k, f] of order) {
           const t = performance.now();
           last[k] = await f();
           (times[k] ??= []).push(performance.now() - t);
