@@ -16,25 +16,18 @@
  */
 
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { EAGAIN, EINTR, O_CLOEXEC, O_NONBLOCK, openLibc } from "./libc.ts";
-
-const SYMBOLS = {
-  inotify_init1: { parameters: ["i32"], result: "i32" },
-  inotify_add_watch: { parameters: ["i32", "buffer", "u32"], result: "i32" },
-  read: { parameters: ["i32", "buffer", "usize"], result: "isize" },
-  close: { parameters: ["i32"], result: "i32" },
-  statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32" },
-  __errno_location: { parameters: [], result: "pointer" },
-} as const;
-
-const AT_FDCWD = -100;
-const AT_SYMLINK_NOFOLLOW = 0x100;
-const STATX_TYPE = 0x1;
-const OFF_MODE = 28;
-const S_IFMT = 0o170000;
-const S_IFLNK = 0o120000;
-const ENOENT = 2;
-const ENOTDIR = 20;
+import {
+  cString,
+  EAGAIN,
+  EINTR,
+  ENOENT,
+  ENOTDIR,
+  type LibcHandle,
+  loadLibc,
+  O_CLOEXEC,
+  O_NONBLOCK,
+} from "./libc.ts";
+import { isSymlink } from "./statx.ts";
 
 const IN_ATTRIB = 0x4;
 const IN_MOVED_FROM = 0x40;
@@ -59,40 +52,33 @@ const MAX_WATCHES = 256;
 /** Symlinks followed on the way to one directory (the kernel's own limit is 40). */
 const MAX_LINKS = 40;
 
-type Symbols = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
-
 /** The process's directory watch; get it with {@link dirWatch}. */
 export class DirWatch {
-  readonly #fn: Symbols;
+  readonly #c: LibcHandle;
   #fd: number;
-  readonly #errno: Deno.UnsafePointerView;
   #generation = 0;
   /** Paths watched since the last change, with the mask asked for. */
   readonly #watched = new Map<string, number>();
+  /** Directories {@link watchDir} covered since the last change (symlinks on the way too). */
+  readonly #covered = new Set<string>();
   /** Watch descriptors the instance holds (they outlive a change; bounded by replacing it). */
   readonly #wds = new Set<number>();
   readonly #drain = new Uint8Array(4096);
-  readonly #name = new Uint8Array(4096);
-  readonly #stat = new Uint8Array(256);
-  readonly #statView = new DataView(this.#stat.buffer);
-  readonly #utf8 = new TextEncoder();
 
-  private constructor(fn: Symbols, fd: number, errno: Deno.UnsafePointerView) {
-    this.#fn = fn;
+  private constructor(c: LibcHandle, fd: number) {
+    this.#c = c;
     this.#fd = fd;
-    this.#errno = errno;
   }
 
   /** Open one (null when this host has no FFI, no inotify, or no read permission). */
   static open(): DirWatch | null {
     // inotify and statx bypass --allow-read: only where reads are allowed anyway.
     if (Deno.permissions.querySync({ name: "read" }).state !== "granted") return null;
-    const fn = openLibc(SYMBOLS);
-    if (fn === null) return null;
-    const p = fn.__errno_location();
-    if (p === null) return null;
-    const fd = fn.inotify_init1(O_CLOEXEC | O_NONBLOCK);
-    return fd < 0 ? null : new DirWatch(fn, fd, new Deno.UnsafePointerView(p));
+    const c = loadLibc();
+    const init = c?.fn.inotify_init1;
+    if (c == null || init == null || c.fn.inotify_add_watch == null) return null;
+    const fd = init(O_CLOEXEC | O_NONBLOCK);
+    return fd < 0 ? null : new DirWatch(c, fd);
   }
 
   /**
@@ -102,13 +88,13 @@ export class DirWatch {
   generation(): number {
     let changed = false;
     for (;;) {
-      const n = Number(this.#fn.read(this.#fd, this.#drain, BigInt(this.#drain.length)));
+      const n = Number(this.#c.fn.read(this.#fd, this.#drain, BigInt(this.#drain.length)));
       if (n > 0) {
         changed = true;
         continue;
       }
       if (n === 0) break;
-      const e = this.#errno.getInt32();
+      const e = this.#c.errno();
       if (e === EINTR) continue;
       // Anything but "drained" (the queue overflowed, the fd broke): start over.
       if (e !== EAGAIN) this.#replace();
@@ -121,14 +107,15 @@ export class DirWatch {
   #changed(): void {
     this.#generation++;
     this.#watched.clear();
+    this.#covered.clear();
   }
 
   /** A fresh instance (its watches are dropped with the old one). */
   #replace(): void {
-    this.#fn.close(this.#fd);
+    this.#c.fn.close(this.#fd);
     this.#wds.clear();
     this.#changed();
-    this.#fd = this.#fn.inotify_init1(O_CLOEXEC | O_NONBLOCK);
+    this.#fd = this.#c.fn.inotify_init1!(O_CLOEXEC | O_NONBLOCK);
   }
 
   /**
@@ -138,6 +125,17 @@ export class DirWatch {
    */
   watchDir(dir: string): boolean {
     if (!isAbsolute(dir) || this.#fd < 0) return false;
+    if (this.#covered.has(dir)) return true;
+    const generation = this.#generation;
+    if (!this.#cover(dir)) return false;
+    // Not when the instance was replaced meanwhile: its watches went with the old one.
+    if (this.#generation !== generation) return true;
+    if (this.#covered.size >= MAX_WATCHES) this.#covered.clear();
+    this.#covered.add(dir);
+    return true;
+  }
+
+  #cover(dir: string): boolean {
     let path = resolve(dir);
     for (let links = 0; links <= MAX_LINKS; links++) {
       const at = this.#firstLink(path);
@@ -166,9 +164,7 @@ export class DirWatch {
 
   /** The target of `path` when it is a symlink (null otherwise, or when it is missing). */
   #readLink(path: string): string | null {
-    if (!this.#cString(path)) return null;
-    const r = this.#fn.statx(AT_FDCWD, this.#name, AT_SYMLINK_NOFOLLOW, STATX_TYPE, this.#stat);
-    if (r !== 0 || (this.#statView.getUint16(OFF_MODE, true) & S_IFMT) !== S_IFLNK) return null;
+    if (!isSymlink(path)) return null;
     try {
       return Deno.readLinkSync(path);
     } catch {
@@ -200,10 +196,11 @@ export class DirWatch {
   #tryAdd(dir: string, mask: number): "ok" | "missing" | "failed" {
     const had = this.#watched.get(dir);
     if (had !== undefined && (had & mask) === mask) return "ok";
-    if (!this.#cString(dir)) return "failed";
-    const wd = this.#fn.inotify_add_watch(this.#fd, this.#name, mask | IN_ONLYDIR | IN_MASK_ADD);
+    if (dir.includes("\0")) return "failed";
+    const flags = mask | IN_ONLYDIR | IN_MASK_ADD;
+    const wd = this.#c.fn.inotify_add_watch!(this.#fd, cString(dir), flags);
     if (wd < 0) {
-      const e = this.#errno.getInt32();
+      const e = this.#c.errno();
       return e === ENOENT || e === ENOTDIR ? "missing" : "failed";
     }
     this.#watched.set(dir, (had ?? 0) | mask);
@@ -211,14 +208,6 @@ export class DirWatch {
     // Bounded: a fresh instance once this one holds too many (the change makes callers look).
     if (this.#wds.size > MAX_WATCHES) this.#replace();
     return "ok";
-  }
-
-  /** `s` as a NUL-terminated C string in the name buffer (false: too long, or has a NUL). */
-  #cString(s: string): boolean {
-    const r = this.#utf8.encodeInto(s, this.#name);
-    if (r.read < s.length || r.written >= this.#name.length || s.includes("\0")) return false;
-    this.#name[r.written] = 0;
-    return true;
   }
 }
 

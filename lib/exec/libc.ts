@@ -65,9 +65,21 @@ const SYMBOLS = {
   eventfd: { parameters: ["u32", "i32"], result: "i32" },
   // glibc ≥ 2.28. A failed Deno.statSync costs ~20 µs (it throws); PATH lookups fail a lot.
   statx: { parameters: ["i32", "buffer", "i32", "u32", "buffer"], result: "i32", optional: true },
+  // Directory watches (dir_watch.ts).
+  inotify_init1: { parameters: ["i32"], result: "i32", optional: true },
+  inotify_add_watch: { parameters: ["i32", "buffer", "u32"], result: "i32", optional: true },
   __errno_location: { parameters: [], result: "pointer" },
   strerror: { parameters: ["i32"], result: "pointer" },
 } as const;
+
+const utf8 = new TextEncoder();
+
+/** `s` as a NUL-terminated C string in an off-heap buffer (its address never moves). */
+export function cString(s: string): Uint8Array {
+  const buf = new Uint8Array(new ArrayBuffer(s.length * 3 + 1));
+  const n = utf8.encodeInto(s, buf).written;
+  return buf.subarray(0, n + 1);
+}
 
 /** The loaded symbols. */
 export type Libc = Deno.DynamicLibrary<typeof SYMBOLS>["symbols"];
@@ -81,7 +93,14 @@ export const O_RDWR = 0x2;
 /** `O_NOCTTY`: opening a terminal does not make it our controlling terminal. */
 export const O_NOCTTY = 0x100;
 /** errno values we act on. */
-export const EINTR = 4, ENOEXEC = 8, EAGAIN = 11, ENOENT = 2, EACCES = 13, EPERM = 1, EIO = 5;
+export const EINTR = 4,
+  ENOEXEC = 8,
+  EAGAIN = 11,
+  ENOENT = 2,
+  EACCES = 13,
+  EPERM = 1,
+  EIO = 5,
+  ENOTDIR = 20;
 /** `SYS_pidfd_open` (the same number on every architecture). */
 export const SYS_PIDFD_OPEN = 434n;
 /** Every child: `POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK`. */

@@ -24,6 +24,7 @@ import { ExecError } from "./errors.ts";
 import { type FdReactor, reactorFor } from "./fd_reactor.ts";
 import { fdReadable, fdWritable } from "./fd_stream.ts";
 import {
+  cString,
   EACCES,
   EINTR,
   ENOENT,
@@ -93,13 +94,6 @@ export function setChildIsolation(mode: Isolation | "auto"): Isolation {
 
 const utf8 = new TextEncoder();
 const DEV_NULL = cString("/dev/null");
-
-/** `s` as a NUL-terminated C string in an off-heap buffer (its address never moves). */
-function cString(s: string): Uint8Array {
-  const buf = new Uint8Array(new ArrayBuffer(s.length * 3 + 1));
-  const n = utf8.encodeInto(s, buf).written;
-  return buf.subarray(0, n + 1);
-}
 
 /** A NULL-terminated `char *[]` of `items`, with the one buffer holding their bytes. */
 function cStringArray(

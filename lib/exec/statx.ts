@@ -21,6 +21,8 @@ const OFF_DEV_MINOR = 140;
 const S_IFMT = 0o170000;
 const S_IFREG = 0o100000;
 const S_IFDIR = 0o040000;
+const S_IFLNK = 0o120000;
+const AT_SYMLINK_NOFOLLOW = 0x100;
 
 /** What a file is, and what changes when it is edited, replaced or removed. */
 export interface FileIdentity {
@@ -53,7 +55,8 @@ export function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): bo
     a.inoHi === b.inoHi && a.dev === b.dev && a.kind === b.kind;
 }
 
-type RawStat = (path: string) => Uint8Array | null;
+/** statx of `path` (flags: 0 follows symlinks, AT_SYMLINK_NOFOLLOW does not). */
+type RawStat = (path: string, flags?: number) => Uint8Array | null;
 
 let raw: RawStat | null | undefined;
 const buf = new Uint8Array(256);
@@ -70,7 +73,7 @@ function loadRaw(): RawStat | null {
   }
   let name = new Uint8Array(1024);
   const utf8 = new TextEncoder();
-  return (path) => {
+  return (path, flags = 0) => {
     const len = path.length;
     if (len * 3 + 1 > name.length) name = new Uint8Array(len * 3 + 1);
     // ASCII by hand: encodeInto is an op call, and a PATH search makes ~10 of these.
@@ -82,7 +85,7 @@ function loadRaw(): RawStat | null {
     }
     if (n < len) n = utf8.encodeInto(path, name).written;
     name[n] = 0;
-    return fn(AT_FDCWD, name, 0, STATX_MASK, buf) === 0 ? buf : null;
+    return fn(AT_FDCWD, name, flags, STATX_MASK, buf) === 0 ? buf : null;
   };
 }
 
@@ -107,6 +110,21 @@ export function statMode(path: string): number | null {
     return st.mode ?? (st.isFile ? S_IFREG | 0o755 : S_IFDIR | 0o755);
   } catch {
     return null;
+  }
+}
+
+/** True when `path` itself is a symlink (not followed). Never throws. */
+export function isSymlink(path: string): boolean {
+  if (path.includes("\0")) return false;
+  raw ??= loadRaw();
+  if (raw !== null) {
+    return raw(path, AT_SYMLINK_NOFOLLOW) !== null &&
+      (view.getUint16(OFF_MODE, true) & S_IFMT) === S_IFLNK;
+  }
+  try {
+    return Deno.lstatSync(path).isSymlink;
+  } catch {
+    return false;
   }
 }
 
